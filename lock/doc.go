@@ -1,0 +1,34 @@
+// Package lock is hoist's store lock: a directory, <root>/runtimes/.store-lock,
+// created with mkdir on the host and carrying an owner record with a token.
+//
+// Start with [New], then:
+//
+//   - [Lock.Run] acquires, runs a command and releases in one host command; the
+//     host releases the lock itself when the command exits, so a client that
+//     is killed or disconnected never strands it;
+//   - [Lock.Acquire] takes the lock for a manual hold and returns its token;
+//     [Lock.TryAcquire] makes one attempt and never creates the store;
+//   - [Lock.Release] releases a token, owner-checked;
+//   - [Lock.Status] reads the lock and changes nothing;
+//   - [Lock.Break] removes a stealable lock, or with force a named one.
+//
+// # Guarantees
+//
+// All decisions are made on the host, in one command, by the host's clock: a
+// lock untouched for [Lock.Stale] (20 minutes) or recorded on a previous boot
+// may be stolen, and any number of concurrent stealers yields one winner.
+// Waiting happens on the host, polling every 50 ms, so a waiter sees a release
+// within a poll. Nothing that was not read cleanly counts as evidence that a
+// lock is free or stealable: an unreadable record, a failed stat or a reply
+// that does not parse all mean "held". docs/protocol.md gives every step.
+//
+// # Errors
+//
+// A lock that stayed held for the whole wait returns a [*BusyError] (matching
+// [ErrBusy]). A release or a run that finds its token replaced returns or
+// reports [ErrLost]. Contact lost before the host answered returns an error
+// matching transport.ErrUnknownOutcome: the host may have acted, and the lock
+// is left to the host-side release and the stale rules, never cleaned up on a
+// guess. [ErrNoStore], [ErrNotHeld], [ErrNotStealable], [ErrNotOwner],
+// [ErrAbandoned] and [ErrLockPath] name the other outcomes.
+package lock

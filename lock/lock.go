@@ -1,0 +1,283 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// Lock is the store lock of one host.
+type Lock struct {
+	host *remote.Host
+	root shellcmd.Root
+	// Stale is the age after which a lock may be stolen; zero means
+	// shellcmd.DefaultStale (20 minutes).
+	Stale time.Duration
+	// Owner holds the client's part of the owner record: who, what, which
+	// version. Token, boot and time are filled in on the host.
+	Owner shellcmd.Record
+}
+
+// New returns the lock of the store under root on h. The owner record names
+// this process; set Owner.Command and Owner.Message to say what it does.
+func New(h *remote.Host, root shellcmd.Root) *Lock {
+	return &Lock{host: h, root: root, Owner: shellcmd.Record{PID: os.Getpid(), Who: whoAmI()}}
+}
+
+// Host is the host this lock lives on.
+func (l *Lock) Host() *remote.Host { return l.host }
+
+// Events report progress while a fragment runs. Every field is optional.
+type Events struct {
+	// Waiting is called once for each holder the host waits behind.
+	Waiting func(State)
+	// Stole is called when the host took a stale or previous-boot lock; the
+	// State describes the lock that was taken.
+	Stole func(State)
+	// Acquired is called with the token once the host holds the lock.
+	Acquired func(token string)
+	// Started is called when a command run under the lock has started.
+	Started func()
+}
+
+// Held is a lock acquired for a manual hold.
+type Held struct {
+	Token string
+	// Stolen describes the lock this acquire took over, when it stole one.
+	Stolen *State
+}
+
+// UnknownError is contact lost after the host took the lock for this client:
+// the lock may be held with Token. It matches transport.ErrUnknownOutcome.
+type UnknownError struct {
+	Token string
+	Err   error
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("%v; the lock may be held with token %s (release it with hoist lock release --token %s)", e.Err, e.Token, e.Token)
+}
+func (e *UnknownError) Unwrap() error { return e.Err }
+
+func (l *Lock) params(token string) shellcmd.Params {
+	return shellcmd.Params{
+		Root:    l.root,
+		Token:   token,
+		GuardID: uuid.NewString(),
+		Record:  l.Owner.Encode(),
+		Stale:   l.stale(),
+	}
+}
+
+func (l *Lock) stale() time.Duration {
+	if l.Stale > 0 {
+		return l.Stale
+	}
+	return shellcmd.DefaultStale
+}
+
+// Status reads the lock. It changes nothing on the host.
+func (l *Lock) Status(ctx context.Context) (State, error) {
+	r, err := l.host.Exec(ctx, remote.Call{Body: shellcmd.Status(l.params(""))})
+	if err != nil {
+		return State{}, err
+	}
+	v := r.Last()
+	switch v.Verb {
+	case "NOSTORE":
+		return State{HostBoot: l.hostBoot()}, nil
+	case "FREE":
+		return State{Store: true, HostBoot: l.hostBoot()}, nil
+	case "LOCK":
+		return l.state(v.Field(0), v.Field(1), v.Field(2)), nil
+	}
+	return State{}, l.failure("status", r)
+}
+
+// Acquire takes the lock for a manual hold, waiting on the host up to wait
+// (zero makes one attempt, including a steal). The store is created if
+// missing. The host keeps the lock only once this client has confirmed it
+// received the token, so an acquire whose client went away leaves nothing
+// behind.
+func (l *Lock) Acquire(ctx context.Context, wait time.Duration, ev Events) (*Held, error) {
+	p := l.params(uuid.NewString())
+	p.Wait = wait
+	return l.acquire(ctx, p, ev)
+}
+
+// TryAcquire makes one attempt, stealing a stale or previous-boot lock, and
+// never waits. It returns ErrNoStore, without creating anything, when the
+// store does not exist, and a *BusyError when the lock is held.
+func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
+	p := l.params(uuid.NewString())
+	p.Try = true
+	return l.acquire(ctx, p, ev)
+}
+
+func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held, error) {
+	ctl := newControl()
+	defer ctl.close()
+	held := &Held{Token: p.Token}
+	acked := false
+	r, err := l.host.Exec(ctx, remote.Call{
+		Body:  shellcmd.Acquire(p),
+		Stdin: ctl.r,
+		OnVerdict: func(v shellcmd.Verdict) {
+			switch v.Verb {
+			case "ACQUIRED":
+				if v.Field(0) == p.Token {
+					acked = true
+					ctl.send("ack")
+					if ev.Acquired != nil {
+						ev.Acquired(p.Token)
+					}
+				}
+			case "STOLEN":
+				s := l.state(v.Field(1), v.Field(0), v.Field(2))
+				held.Stolen = &s
+			}
+			l.progress(v, ev)
+		},
+	})
+	if err != nil {
+		if acked && isUnknown(err) {
+			return nil, &UnknownError{Token: p.Token, Err: err}
+		}
+		return nil, err
+	}
+	v := r.Last()
+	switch v.Verb {
+	case "HOLDING":
+		if v.Field(0) == p.Token {
+			return held, nil
+		}
+	case "BUSY":
+		return nil, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
+	case "NOSTORE":
+		return nil, ErrNoStore
+	case "ABANDONED":
+		return nil, ErrAbandoned
+	}
+	return nil, l.failure("acquire", r)
+}
+
+// Release removes the lock if, and only if, it still carries token. A lock
+// someone else holds now is left alone and a *LostError says whose it is.
+func (l *Lock) Release(ctx context.Context, token string) error {
+	r, err := l.host.Exec(ctx, remote.Call{Body: shellcmd.Release(l.params(token))})
+	if err != nil {
+		return err
+	}
+	return l.releaseVerdict(r.Last(), r)
+}
+
+func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
+	switch v.Verb {
+	case "RELEASED":
+		return nil
+	case "LOST":
+		if v.Field(0) == "-" {
+			return &LostError{Holder: State{Store: true, Locked: true}}
+		}
+		return &LostError{Holder: l.state("-", "-", v.Field(0))}
+	case "NOTHELD":
+		return ErrNotHeld
+	}
+	return l.failure("release", r)
+}
+
+// Break removes the lock if a rule makes it stealable (stale or previous
+// boot) or, with force, if its token is token ("-" names a lock without a
+// readable record). It returns the State of the lock it removed.
+func (l *Lock) Break(ctx context.Context, force bool, token string) (State, error) {
+	p := l.params(token)
+	p.Force = force
+	r, err := l.host.Exec(ctx, remote.Call{Body: shellcmd.Break(p)})
+	if err != nil {
+		return State{}, err
+	}
+	v := r.Last()
+	switch v.Verb {
+	case "BROKEN":
+		return l.state(v.Field(1), v.Field(0), v.Field(2)), nil
+	case "NOTSTALE":
+		return l.state(v.Field(0), "-", v.Field(1)), ErrNotStealable
+	case "NOTOWNER":
+		return l.state(v.Field(0), "-", v.Field(1)), ErrNotOwner
+	case "FREE":
+		return State{Store: true}, ErrNotHeld
+	case "NOSTORE":
+		return State{}, ErrNoStore
+	}
+	return State{}, l.failure("break", r)
+}
+
+func (l *Lock) state(age, why, raw string) State {
+	return stateFrom(age, why, raw, l.stale(), l.host.Facts())
+}
+
+func (l *Lock) hostBoot() string {
+	if f := l.host.Facts(); f != nil {
+		return f.Boot
+	}
+	return "-"
+}
+
+// progress turns the verdicts common to waiting fragments into events.
+func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
+	switch v.Verb {
+	case "HELD":
+		if ev.Waiting != nil {
+			ev.Waiting(l.state(v.Field(0), "-", v.Field(1)))
+		}
+	case "STOLEN":
+		if ev.Stole != nil {
+			ev.Stole(l.state(v.Field(1), v.Field(0), v.Field(2)))
+		}
+	}
+}
+
+// failure turns a reply without an expected final verdict into an error. An
+// ERROR verdict becomes a *HostError; anything else is a protocol error, and
+// is never read as success.
+func (l *Lock) failure(op string, r *remote.Reply) error {
+	v := r.Last()
+	if v.Verb == "ERROR" {
+		code, detail, _ := cut(v.Field(0))
+		return &HostError{Code: code, Detail: detail}
+	}
+	if v.Verb == "" {
+		return fmt.Errorf("%s: the host gave no answer (exit %d: %s)", op, r.Status, firstLine(r.Noise))
+	}
+	return unexpected(op, v)
+}
+
+func isUnknown(err error) bool { return errorsIs(err, transport.ErrUnknownOutcome) }
+
+// control is the client's end of a fragment's stdin: control lines go in, and
+// closing it (or this process dying) is EOF on the host.
+type control struct {
+	r *io.PipeReader
+	w *io.PipeWriter
+}
+
+func newControl() *control {
+	r, w := io.Pipe()
+	return &control{r: r, w: w}
+}
+
+// send writes a line without blocking the caller; a host that is gone is
+// not an error here, the exec's outcome reports it.
+func (c *control) send(line string) {
+	go func() { _, _ = io.WriteString(c.w, line+"\n") }()
+}
+
+func (c *control) close() { c.w.Close() }

@@ -1,0 +1,115 @@
+package lock
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+// State is the lock as the host saw it.
+type State struct {
+	// Store reports whether the store directory exists.
+	Store bool
+	// Locked reports whether the lock directory exists.
+	Locked bool
+	// Record is the owner record; RecordOK is false when it is missing or
+	// does not parse, and Raw holds its first line as found.
+	Record   shellcmd.Record
+	RecordOK bool
+	Raw      string
+	// Age is the time since the lock last changed, by the host's clock;
+	// AgeKnown is false when the host could not tell.
+	Age      time.Duration
+	AgeKnown bool
+	// Why says which rule makes the lock stealable: "stale" (untouched for
+	// the stale period), "boot" (recorded on a previous boot), "forced" (a
+	// forced break), or "" when none does.
+	Why string
+	// Stale is the stale period the host applied.
+	Stale time.Duration
+	// HostBoot is the host's boot identity, "-" when unknown.
+	HostBoot string
+}
+
+// Stealable reports whether a rule lets anyone take the lock now.
+func (s State) Stealable() bool { return s.Why == "stale" || s.Why == "boot" }
+
+// BootMatch reports whether the record's boot is the host's current one;
+// known is false when either is unknown.
+func (s State) BootMatch() (match, known bool) {
+	if !s.RecordOK || s.Record.Boot == "-" || s.HostBoot == "-" || s.HostBoot == "" {
+		return false, false
+	}
+	return s.Record.Boot == s.HostBoot, true
+}
+
+// stateFrom builds a State from a verdict's age, why and record fields.
+func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts) State {
+	s := State{Store: true, Locked: true, Stale: stale, HostBoot: "-"}
+	if facts != nil {
+		s.HostBoot = facts.Boot
+	}
+	if n := shellcmd.Age(age); n >= 0 {
+		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
+	}
+	if why != "-" {
+		s.Why = why
+	}
+	if raw != "-" {
+		s.Raw = raw
+		s.Record, s.RecordOK = shellcmd.ParseRecord(raw)
+	}
+	return s
+}
+
+// Describe names the holder for a person: who, doing what, since when.
+func (s State) Describe() string {
+	if !s.Locked {
+		return "nobody"
+	}
+	var b strings.Builder
+	if s.RecordOK {
+		r := s.Record
+		who := r.Who
+		if who == "" {
+			who = "unknown"
+		}
+		b.WriteString(who)
+		if r.Command != "" {
+			fmt.Fprintf(&b, " (%s)", r.Command)
+		}
+		if r.Message != "" {
+			fmt.Fprintf(&b, " %q", r.Message)
+		}
+		fmt.Fprintf(&b, " since %s", r.Since.Local().Format("2006-01-02 15:04:05"))
+	} else if s.Raw == "" {
+		b.WriteString("an owner that left no record")
+	} else {
+		b.WriteString("an owner whose record cannot be read")
+	}
+	if s.AgeKnown {
+		fmt.Fprintf(&b, ", untouched for %s", s.Age)
+	}
+	return b.String()
+}
+
+// Reason explains, in a few words, whether and why the lock may be taken.
+func (s State) Reason() string {
+	switch {
+	case !s.Locked:
+		return "free"
+	case s.Why == "boot":
+		return fmt.Sprintf("previous boot: recorded on boot %s, the host is on boot %s", s.Record.Boot, s.HostBoot)
+	case s.Why == "stale":
+		return fmt.Sprintf("stale: untouched for %s (stale after %s)", s.Age, s.Stale)
+	case s.Why == "forced":
+		return "broken by force"
+	case !s.AgeKnown:
+		return "held: its age cannot be read on the host, so only a reboot or a forced break frees it"
+	case !s.RecordOK:
+		return fmt.Sprintf("held: record missing or unreadable, so only age counts (stale after %s, untouched for %s)", s.Stale, s.Age)
+	}
+	return fmt.Sprintf("held: touched %s ago, stale after %s", s.Age, s.Stale)
+}

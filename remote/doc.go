@@ -1,0 +1,23 @@
+// Package remote is a host as the rest of hoist sees it: a [Host] runs a
+// shellcmd fragment through the host's login shell as
+//
+//	exec /bin/sh -c 'eval "$(printf %b "…")"'
+//
+// so the login shell (bash, dash, zsh, fish, tcsh, mksh, …) only ever parses
+// one fixed, single-quoted word, and the fragment itself always runs under
+// /bin/sh. The fragment travels octal-escaped inside that word: tcsh refuses
+// newlines inside quotes and fish reads backslashes inside single quotes, so
+// only characters that every login shell passes through unchanged are used.
+//
+// [Host.Exec] separates the command's output from the fragment's verdict
+// lines (see shellcmd.Verdict), caches the host's facts from the first
+// command of the connection, and classifies what happened:
+//
+//   - a reply: the exit status and the verdicts, in order;
+//   - transport.ErrUnknownOutcome: contact was lost before the exit status
+//     arrived, and the host may still be running the fragment;
+//   - transport.ErrNotStarted: nothing ran;
+//   - [ErrNoShell]: the host has no usable /bin/sh;
+//   - shellcmd.ErrVerdict: a line carried the marker but did not parse. It is
+//     never read as success.
+package remote

@@ -1,0 +1,53 @@
+# The guard serializes every change to an existing lock: steal, release and
+# break all happen under it, and only creation of an absent lock does not. So
+# under the guard an existing lock cannot change, and what a stealer re-samples
+# under it is what it moves.
+#
+# h_guard_take: the guard is ours once our entry is its only entry; a process
+# whose mkdir raced with a breaker finds a second entry and backs off. Waits up
+# to h_gtries polls. Returns 1 when the guard stayed busy.
+h_guard_take() {
+	h_gi=0
+	while :; do
+		if mkdir "$h_guard" 2>/dev/null; then
+			if printf '%s\n' "$h_boot" >"$h_guard/$h_gid" 2>/dev/null &&
+				[ "$(ls -A "$h_guard" 2>/dev/null)" = "$h_gid" ]; then
+				return 0
+			fi
+			rm -f "$h_guard/$h_gid"
+			rmdir "$h_guard" 2>/dev/null
+		else
+			h_guard_break
+		fi
+		h_gi=$((h_gi + 1))
+		[ "$h_gi" -lt "$h_gtries" ] || return 1
+		sleep "$h_nap"
+	done
+}
+
+h_guard_drop() {
+	rm -f "$h_guard/$h_gid"
+	rmdir "$h_guard" 2>/dev/null
+}
+
+# h_guard_break: a guard is held for milliseconds, so one untouched for
+# h_gstale seconds, or left by a previous boot, belongs to a process that died.
+# Only the entries observed here are removed, by name: a live successor's
+# guard has another entry, so the rmdir that follows fails instead of
+# removing it.
+h_guard_break() {
+	h_age "$h_guard" || return 0
+	h_ge=$(ls -A "$h_guard" 2>/dev/null) || return 0
+	if [ "$h_a" -lt "$h_gstale" ]; then
+		case $h_ge in '' | *[!0-9a-f-]*) return 0 ;; esac
+		{ IFS= read -r h_gb <"$h_guard/$h_ge"; } 2>/dev/null || return 0
+		h_prevboot "$h_gb" || return 0
+	fi
+	h_ifs=$IFS
+	IFS='
+'
+	for h_e in $h_ge; do rm -rf "$h_guard/$h_e"; done
+	IFS=$h_ifs
+	rmdir "$h_guard" 2>/dev/null
+	return 0
+}

@@ -1,0 +1,87 @@
+# h_watch: the client keeps its end of stdin open for the whole command, so EOF
+# means it went away (killed, disconnected or detached). A line "stop" asks to
+# stop the command; "ack" confirms that a manual hold reached the client. The
+# reader runs in the background and only leaves marker files in h_scr; its
+# output goes nowhere, so it never holds the channel open.
+h_watch() {
+	exec 5<&0
+	{
+		while IFS= read -r h_l; do
+			case $h_l in
+			stop)
+				: >"$h_scr/stop"
+				if [ -f "$h_scr/pid" ]; then kill -TERM "$(cat "$h_scr/pid")"; fi
+				;;
+			ack) : >"$h_scr/ack" ;;
+			esac
+		done
+		: >"$h_scr/gone"
+	} <&5 >/dev/null 2>&1 &
+	exec 5<&- </dev/null
+}
+
+# h_left: the client went away or asked to stop.
+h_left() { [ -n "$h_scr" ] && { [ -f "$h_scr/gone" ] || [ -f "$h_scr/stop" ]; }; }
+
+# h_acquire WAIT: takes the lock, waiting on the host up to WAIT seconds by the
+# host clock. A free lock is seen within one poll (h_nap) of its release, with
+# no client round trip. Each new holder is reported once (HELD AGE RECORD) and
+# re-evaluated for stealing at once, and every lock is re-evaluated every
+# h_every polls. Ends with 0 (held; a steal was reported as STOLEN WHY AGE
+# RECORD) or after saying BUSY AGE RECORD (1), ERROR (2) or ABANDONED (3).
+# If the client left while this waited, a lock taken afterwards is released
+# at once (cancel-safe waiting).
+h_acquire() {
+	h_end=$(($(date +%s) + $1))
+	h_shown= h_i=0 h_absent=0
+	while :; do
+		if h_badpath; then
+			h_say ERROR lockpath
+			return 2
+		fi
+		h_create
+		case $? in
+		0) break ;;
+		2)
+			h_say ERROR record "$(h_oneline "$h_lasterr")"
+			return 2
+			;;
+		esac
+		if h_sample; then
+			h_absent=0
+			if [ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ]; then
+				if h_stealable && h_steal; then
+					h_say STOLEN "$h_why" "${h_a:--}" "${h_line:--}"
+					break
+				fi
+				if [ "x$h_line" != "$h_shown" ]; then
+					h_shown=x$h_line
+					h_say HELD "${h_a:--}" "${h_line:--}"
+				fi
+				if [ "$(date +%s)" -ge "$h_end" ]; then
+					h_say BUSY "${h_a:--}" "${h_line:--}"
+					return 1
+				fi
+			fi
+		else
+			# Neither created nor there: the store is missing or unwritable.
+			h_absent=$((h_absent + 1))
+			if [ "$h_absent" -ge 3 ]; then
+				h_say ERROR mkdir "$(h_oneline "$h_lasterr")"
+				return 2
+			fi
+		fi
+		if h_left; then
+			h_say ABANDONED
+			return 3
+		fi
+		h_i=$((h_i + 1))
+		sleep "$h_nap"
+	done
+	if h_left; then
+		h_release
+		h_say ABANDONED
+		return 3
+	fi
+	return 0
+}

@@ -1,0 +1,55 @@
+# h_run: runs the command under the lock in this same host command, and the host
+# releases the lock itself when the command exits. The host shell ignores HUP
+# and PIPE, so a client that hangs up or a channel that breaks cannot stop the
+# release. The command gets default signal dispositions and no terminal; it
+# writes into files, never into the channel, and a relay copies those out:
+# a client that leaves never makes the command's writes fail or block.
+# After the command exits the lock is released (owner-checked) first, then the
+# relay finishes, then RELEASED or LOST and EXIT STATUS are reported.
+# Output is kept in h_scr (out, err, status) when the relay could not deliver
+# it all.
+h_run() {
+	: >"$h_scr/out"
+	: >"$h_scr/err"
+	(
+		trap - HUP PIPE
+		h_cmd
+	) </dev/null >"$h_scr/out" 2>"$h_scr/err" &
+	h_pid=$!
+	echo "$h_pid" >"$h_scr/pid"
+	if [ -f "$h_scr/stop" ]; then kill -TERM "$h_pid" 2>/dev/null; fi
+	h_say STARTED
+	h_relay &
+	h_rpid=$!
+	wait "$h_pid"
+	h_st=$?
+	h_release
+	h_rr=$?
+	: >"$h_scr/done"
+	wait "$h_rpid"
+	h_say_release "$h_rr"
+	h_say EXIT "$h_st"
+	if [ -f "$h_scr/lost" ]; then
+		echo "$h_st" >"$h_scr/status"
+	else
+		rm -rf "$h_scr"
+	fi
+}
+
+# h_relay: copies what the command wrote so far, every h_nap, from where the
+# previous copy stopped (the descriptors keep their offsets); one last copy
+# after the command is done. A failed write means the client is gone: it is
+# noted and the relay carries on, so the files stay complete.
+h_relay() {
+	exec 3<"$h_scr/out" 4<"$h_scr/err"
+	h_lost=
+	while :; do
+		h_last=
+		if [ -f "$h_scr/done" ]; then h_last=1; fi
+		cat <&3 || h_lost=1
+		cat <&4 >&2 || h_lost=1
+		[ -z "$h_last" ] || break
+		sleep "$h_nap"
+	done
+	if [ -n "$h_lost" ]; then : >"$h_scr/lost"; fi
+}
