@@ -22,7 +22,7 @@ type RunOptions struct {
 	// Stop, when closed, asks the host to stop the command: it is sent
 	// SIGTERM, and the host releases the lock when it exits. Before the
 	// command starts, it makes the host stop waiting.
-	Stop <-chan struct{}
+	Stop   <-chan struct{}
 	Events Events
 }
 
