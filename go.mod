@@ -3,12 +3,15 @@ module github.com/hoistdev/hoist
 go 1.26.0
 
 require (
-	al.essio.dev/pkg/shellescape v1.6.1 // indirect
-	github.com/google/uuid v1.6.0 // indirect
+	al.essio.dev/pkg/shellescape v1.6.1
+	github.com/google/uuid v1.6.0
+	github.com/pkg/sftp v1.13.12
+	github.com/skeema/knownhosts v1.3.3
+	golang.org/x/crypto v0.59.0
+	golang.org/x/term v0.48.0
+)
+
+require (
 	github.com/kr/fs v0.1.0 // indirect
-	github.com/pkg/sftp v1.13.12 // indirect
-	github.com/skeema/knownhosts v1.3.3 // indirect
-	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/term v0.48.0 // indirect
 )

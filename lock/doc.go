@@ -17,7 +17,7 @@
 // All decisions are made on the host, in one command, by the host's clock: a
 // lock untouched for [Lock.Stale] (20 minutes) or recorded on a previous boot
 // may be stolen, and any number of concurrent stealers yields one winner.
-// Waiting happens on the host, polling every 50 ms, so a waiter sees a release
+// Waiting happens on the host, polling every 100 ms, so a waiter sees a release
 // within a poll. Nothing that was not read cleanly counts as evidence that a
 // lock is free or stealable: an unreadable record, a failed stat or a reply
 // that does not parse all mean "held". docs/protocol.md gives every step.

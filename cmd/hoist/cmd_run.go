@@ -35,7 +35,7 @@ func (a *app) cmdRun(argv []string) int {
 	sig := a.interrupted(ctx,
 		func(os.Signal) {
 			stopOnce.Do(func() { close(stop) })
-			a.say("hoist", "asking the host to stop the command (again to detach)")
+			a.note("asking the host to stop the command; interrupt again to detach")
 			time.AfterFunc(stopGrace, detach)
 		},
 		func(os.Signal) { detach() })
@@ -78,10 +78,10 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, stop chan 
 		} else {
 			a.say(name, "detached while waiting: the host stops waiting and releases anything it took")
 		}
-		r.err, r.code = errors.New("interrupted"), sig()
+		r.code, r.json["interrupted"] = sig(), true
 	case err != nil && errors.Is(err, lock.ErrAbandoned) && sig() != 0:
 		a.say(name, "stopped waiting for the lock; nothing was run")
-		r.err, r.code = errors.New("interrupted"), sig()
+		r.code, r.json["interrupted"] = sig(), true
 	case err != nil:
 		if errors.Is(err, transport.ErrUnknownOutcome) && res.Started {
 			err = fmt.Errorf("%w; the command had started", err)
@@ -89,7 +89,7 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, stop chan 
 		r.err = err
 	case sig() != 0:
 		a.say(name, "stopped: the command exited with status %d; lock released", res.Status)
-		r.code = sig()
+		r.code, r.json["interrupted"] = sig(), true
 	default:
 		r.code = res.Status
 	}

@@ -211,6 +211,15 @@ func (a *app) say(host, format string, args ...any) {
 	fmt.Fprintf(a.stderr, "hoist: %s: %s\n", host, fmt.Sprintf(format, args...))
 }
 
+// note prints a message that concerns no host in particular.
+func (a *app) note(format string, args ...any) {
+	if a.quiet {
+		return
+	}
+	a.clearLive()
+	fmt.Fprintf(a.stderr, "hoist: %s\n", fmt.Sprintf(format, args...))
+}
+
 // interrupted turns signals into cancellations. The first signal calls
 // first; a second one calls second. It returns the exit code of the first
 // signal, or 0 while none has come, through the returned function.

@@ -3,20 +3,25 @@
 # under the guard an existing lock cannot change, and what a stealer re-samples
 # under it is what it moves.
 #
-# h_guard_take: the guard is ours once our entry is its only entry; a process
-# whose mkdir raced with a breaker finds a second entry and backs off. Waits up
-# to h_gtries polls. Returns 1 when the guard stayed busy.
+# h_guard_take [MOOT]: the guard is ours once our entry is its only entry; a
+# process whose mkdir raced with a breaker finds a second entry and backs off.
+# Waiting costs one builtin test and a sleep per poll; abandoned guards are
+# looked for once a second. MOOT, when given, is a function that says the
+# wait is no longer worth it (the lock a stealer queued for has changed).
+# Waits up to h_gtries polls. Returns 1 when the guard stayed busy or MOOT.
 h_guard_take() {
 	h_gi=0
 	while :; do
-		if mkdir "$h_guard" 2>/dev/null; then
+		if [ ! -d "$h_guard" ] && mkdir "$h_guard" 2>/dev/null; then
 			if printf '%s\n' "$h_boot" >"$h_guard/$h_gid" 2>/dev/null &&
 				[ "$(ls -A "$h_guard" 2>/dev/null)" = "$h_gid" ]; then
 				return 0
 			fi
 			rm -f "$h_guard/$h_gid"
 			rmdir "$h_guard" 2>/dev/null
-		else
+		elif [ -n "$1" ] && "$1"; then
+			return 1
+		elif [ $((h_gi % h_every)) -eq 0 ]; then
 			h_guard_break
 		fi
 		h_gi=$((h_gi + 1))

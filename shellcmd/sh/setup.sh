@@ -13,7 +13,7 @@ h_setup() {
 	h_store=$h_root/runtimes h_lock=$h_root/runtimes/.store-lock
 	h_guard=$h_lock.guard h_scr=
 	h_every=1
-	if [ "$h_nap" != 1 ]; then h_every=20; fi
+	if [ "$h_nap" != 1 ]; then h_every=10; fi
 	h_gtries=$(((h_gstale + 5) * h_every))
 	h_acktries=$((30 * h_every))
 }

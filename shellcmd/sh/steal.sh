@@ -6,8 +6,11 @@
 # afresh. A plain acquirer may win the gap between the move and the mkdir: it
 # then holds the lock and this steal reports failure. Returns 0 when the lock
 # is ours; h_why, h_a and h_line then describe the lock that was taken.
+# A stealer queued for the guard gives up as soon as the lock it sampled is
+# replaced (h_moot): the winner's lock is fresh, so waiting on is pointless.
 h_steal() {
-	h_guard_take || return 1
+	h_seen=$h_line
+	h_guard_take h_moot || return 1
 	h_won=1
 	if h_sample && h_stealable && [ ! -e "$h_lock.stolen-$h_me" ] &&
 		mv "$h_lock" "$h_lock.stolen-$h_me" 2>/dev/null; then
@@ -16,4 +19,9 @@ h_steal() {
 	h_guard_drop
 	rm -rf "$h_lock.stolen-$h_me"
 	return $h_won
+}
+
+h_moot() {
+	{ IFS= read -r h_x <"$h_lock/owner"; } 2>/dev/null || h_x=
+	[ "x$h_x" != "x$h_seen" ]
 }

@@ -39,20 +39,29 @@ h_acquire() {
 			h_say ERROR lockpath
 			return 2
 		fi
-		h_create
-		case $? in
-		0) break ;;
-		2)
-			h_say ERROR record "$(h_oneline "$h_lasterr")"
-			return 2
-			;;
-		esac
+		# A test before mkdir keeps a held lock's poll free of forks
+		# but for the sleep.
+		if [ ! -d "$h_lock" ]; then
+			h_create
+			case $? in
+			0) break ;;
+			2)
+				h_say ERROR record "$(h_oneline "$h_lasterr")"
+				return 2
+				;;
+			esac
+		fi
 		if h_sample; then
 			h_absent=0
 			if [ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ]; then
-				if h_stealable && h_steal; then
-					h_say STOLEN "$h_why" "${h_a:--}" "${h_line:--}"
-					break
+				if h_stealable; then
+					if h_steal; then
+						h_say STOLEN "$h_why" "${h_a:--}" "${h_line:--}"
+						break
+					fi
+					# Someone else took it: look at the lock as it is now.
+					h_sample || continue
+					h_stealable
 				fi
 				if [ "x$h_line" != "$h_shown" ]; then
 					h_shown=x$h_line

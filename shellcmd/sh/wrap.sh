@@ -36,20 +36,23 @@ h_run() {
 	fi
 }
 
-# h_relay: copies what the command wrote so far, every h_nap, from where the
-# previous copy stopped (the descriptors keep their offsets); one last copy
-# after the command is done. A failed write means the client is gone: it is
-# noted and the relay carries on, so the files stay complete.
+# h_relay: copies what the command wrote so far, from where the previous copy
+# stopped (the descriptors keep their offsets); one last copy after the
+# command is done. It copies every h_nap for two seconds, then every quarter
+# second, so a long command costs little. A failed write means the client is
+# gone: it is noted and the relay carries on, so the files stay complete.
 h_relay() {
 	exec 3<"$h_scr/out" 4<"$h_scr/err"
-	h_lost=
+	h_lost= h_ri=0 h_rnap=$h_nap
 	while :; do
 		h_last=
 		if [ -f "$h_scr/done" ]; then h_last=1; fi
 		cat <&3 || h_lost=1
 		cat <&4 >&2 || h_lost=1
 		[ -z "$h_last" ] || break
-		sleep "$h_nap"
+		h_ri=$((h_ri + 1))
+		if [ "$h_ri" -eq 20 ] && [ "$h_nap" != 1 ]; then h_rnap=0.25; fi
+		sleep "$h_rnap"
 	done
 	if [ -n "$h_lost" ]; then : >"$h_scr/lost"; fi
 }

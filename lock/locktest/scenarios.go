@@ -1,0 +1,470 @@
+package locktest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/transport"
+)
+
+func testAcquireStatusRelease(t *testing.T, e *env) {
+	l := e.lock()
+	s, err := l.Status(e.ctx())
+	must(t, err)
+	if s.Store || s.Locked {
+		t.Fatalf("fresh root: want no store, got %+v", s)
+	}
+	if e.exists(e.dir) {
+		t.Fatal("status created the root")
+	}
+	h := e.acquire(l)
+	s, err = l.Status(e.ctx())
+	must(t, err)
+	if !s.Locked || !s.RecordOK || s.Record.Token != h.Token || s.Stealable() {
+		t.Fatalf("after acquire: want held by %s, got %+v", h.Token, s)
+	}
+	if match, known := s.BootMatch(); known && !match {
+		t.Fatalf("boot identity does not match the host's: %+v", s)
+	}
+	must(t, l.Release(e.ctx(), h.Token))
+	s, err = l.Status(e.ctx())
+	must(t, err)
+	if s.Locked || !s.Store {
+		t.Fatalf("after release: want free, got %+v", s)
+	}
+	if err := l.Release(e.ctx(), h.Token); !errors.Is(err, lock.ErrNotHeld) {
+		t.Fatalf("second release: want ErrNotHeld, got %v", err)
+	}
+	if d := e.debris(); len(d) > 0 {
+		t.Fatalf("left in the store: %v", d)
+	}
+}
+
+func testTryMissingStore(t *testing.T, e *env) {
+	_, err := e.lock().TryAcquire(e.ctx(), lock.Events{})
+	if !errors.Is(err, lock.ErrNoStore) {
+		t.Fatalf("want ErrNoStore, got %v", err)
+	}
+	if e.exists(e.dir) {
+		t.Fatal("try-acquire created the root")
+	}
+}
+
+func testTryBusy(t *testing.T, e *env) {
+	a := e.acquire(e.lock())
+	_, err := e.lock().TryAcquire(e.ctx(), lock.Events{})
+	busy := wantBusy(t, err)
+	if busy.Holder.Record.Token != a.Token {
+		t.Fatalf("busy error names %q, want the holder %s", busy.Holder.Record.Token, a.Token)
+	}
+	if e.token() != a.Token {
+		t.Fatal("try-acquire changed the lock")
+	}
+}
+
+func testFreshLockKept(t *testing.T, e *env) {
+	a := e.acquire(e.lock())
+	e.backdate(e.lockDir(), 19*time.Minute)
+	_, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	wantBusy(t, err)
+	if e.token() != a.Token {
+		t.Fatal("a lock younger than the stale rule was taken")
+	}
+}
+
+func testStaleLockTaken(t *testing.T, e *env) {
+	a := e.acquire(e.lock())
+	e.backdate(e.lockDir(), 21*time.Minute)
+	var stole []lock.State
+	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = append(stole, s) }})
+	must(t, err)
+	if b.Stolen == nil || b.Stolen.Why != "stale" || b.Stolen.Record.Token != a.Token || len(stole) != 1 {
+		t.Fatalf("want a stale steal of %s reported once, got %+v (events %d)", a.Token, b.Stolen, len(stole))
+	}
+	if b.Stolen.Age < 21*time.Minute {
+		t.Fatalf("reported age %s, want at least 21m", b.Stolen.Age)
+	}
+	if e.token() != b.Token {
+		t.Fatal("the lock does not carry the new token")
+	}
+	if d := e.debris(); len(d) > 0 {
+		t.Fatalf("left in the store: %v", d)
+	}
+}
+
+func testOwnerlessLock(t *testing.T, e *env) {
+	e.sh("mkdir -p " + q(e.lockDir()))
+	_, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	busy := wantBusy(t, err)
+	if busy.Holder.RecordOK {
+		t.Fatalf("an ownerless lock parsed as %+v", busy.Holder.Record)
+	}
+	e.backdate(e.lockDir(), 21*time.Minute)
+	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	must(t, err)
+	if h.Stolen == nil || h.Stolen.Why != "stale" {
+		t.Fatalf("want a stale steal, got %+v", h.Stolen)
+	}
+}
+
+func testUnparsableRecord(t *testing.T, e *env) {
+	// Garbage that mentions another boot must not make the lock stealable.
+	e.sh(fmt.Sprintf("mkdir -p %s && printf 'hoist-lock/1 boot=zz token= junk\\n' >%s/owner", q(e.lockDir()), q(e.lockDir())))
+	_, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	wantBusy(t, err)
+	e.backdate(e.lockDir(), 21*time.Minute)
+	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	must(t, err)
+	if h.Stolen == nil || h.Stolen.Why != "stale" {
+		t.Fatalf("want a stale steal, got %+v", h.Stolen)
+	}
+}
+
+func testPreviousBootRecord(t *testing.T, e *env) {
+	l := e.lock()
+	a := e.acquire(l)
+	facts := l.Host().Facts()
+	if facts == nil || facts.Boot == "-" {
+		t.Skip("this host has no readable boot identity: the previous-boot rule does not apply")
+	}
+	// Rewrite the record as if written on another boot; a fresh mtime.
+	e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=[^ ]* / boot=00000000-0000-0000-0000-000000000000\/1 /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir())))
+	var stole lock.State
+	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = s }})
+	must(t, err)
+	if b.Stolen == nil || b.Stolen.Why != "boot" || b.Stolen.Record.Token != a.Token {
+		t.Fatalf("want a previous-boot steal of %s, got %+v", a.Token, b.Stolen)
+	}
+	if !strings.Contains(stole.Reason(), "previous boot") {
+		t.Fatalf("reason does not say why: %q", stole.Reason())
+	}
+	// An unknown boot is no evidence: a record with boot "-" is kept.
+	e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=[^ ]* / boot=- /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir())))
+	_, err = e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	wantBusy(t, err)
+}
+
+func testReleaseKeepsSuccessor(t *testing.T, e *env) {
+	old := e.lock()
+	a := e.acquire(old)
+	e.backdate(e.lockDir(), 21*time.Minute)
+	b := e.acquire(e.lock())
+	err := old.Release(e.ctx(), a.Token)
+	var lost *lock.LostError
+	if !errors.As(err, &lost) || lost.Holder.Record.Token != b.Token {
+		t.Fatalf("release of a taken-over lock: want LostError naming %s, got %v", b.Token, err)
+	}
+	if e.token() != b.Token {
+		t.Fatal("the successor's lock was removed")
+	}
+}
+
+func testHostReleaseKeepsSuccessor(t *testing.T, e *env) {
+	old := e.lock()
+	mark := e.dir + "/started"
+	var res *lock.RunResult
+	var runErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, runErr = old.Run(e.ctx(), []string{"sh", "-c", "touch " + q(mark) + "; sleep 2"}, lock.RunOptions{})
+	}()
+	waitFor(t, 20*time.Second, func() bool { return e.exists(mark) })
+	e.backdate(e.lockDir(), 21*time.Minute)
+	b := e.acquire(e.lock())
+	<-done
+	must(t, runErr)
+	if res.Lost == nil || res.Lost.Holder.Record.Token != b.Token {
+		t.Fatalf("want the run to report the lock lost to %s, got %+v", b.Token, res.Lost)
+	}
+	if e.token() != b.Token {
+		t.Fatal("the host-side release removed the successor's lock")
+	}
+}
+
+func testStealRace(t *testing.T, e *env) {
+	e.acquire(e.lock())
+	e.backdate(e.lockDir(), 21*time.Minute)
+	const n = 16
+	locks := make([]*lock.Lock, n)
+	for i := range locks {
+		locks[i] = e.lock()
+	}
+	var wins, busy atomic.Int32
+	var wg sync.WaitGroup
+	for _, l := range locks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := l.Acquire(e.ctx(), 0, lock.Events{})
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, lock.ErrBusy):
+				busy.Add(1)
+			default:
+				t.Errorf("stealer: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 || busy.Load() != n-1 {
+		t.Fatalf("%d stealers: %d won, %d busy; want exactly one winner", n, wins.Load(), busy.Load())
+	}
+	if d := e.debris(); len(d) > 0 {
+		t.Fatalf("left in the store: %v", d)
+	}
+}
+
+func testWaiterHandoff(t *testing.T, e *env) {
+	first := e.lock()
+	a := e.acquire(first)
+	var waiting atomic.Int32
+	got := make(chan error, 1)
+	go func() {
+		_, err := e.lock().Acquire(e.ctx(), time.Minute, lock.Events{Waiting: func(s lock.State) {
+			if s.Record.Token == a.Token {
+				waiting.Add(1)
+			}
+		}})
+		got <- err
+	}()
+	waitFor(t, 20*time.Second, func() bool { return waiting.Load() > 0 })
+	must(t, first.Release(e.ctx(), a.Token))
+	select {
+	case err := <-got:
+		must(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiter did not take the released lock")
+	}
+	if waiting.Load() != 1 {
+		t.Fatalf("the holder was reported %d times, want once", waiting.Load())
+	}
+}
+
+func testCancelledWaiter(t *testing.T, e *env) {
+	first := e.lock()
+	a := e.acquire(first)
+	ctx, cancel := context.WithCancel(e.ctx())
+	waiting := make(chan struct{})
+	var once sync.Once
+	got := make(chan error, 1)
+	go func() {
+		_, err := e.lock().Acquire(ctx, time.Minute, lock.Events{Waiting: func(lock.State) { once.Do(func() { close(waiting) }) }})
+		got <- err
+	}()
+	<-waiting
+	cancel()
+	if err := <-got; !errors.Is(err, transport.ErrUnknownOutcome) {
+		t.Fatalf("cancelled acquire: want an unknown outcome, got %v", err)
+	}
+	must(t, first.Release(e.ctx(), a.Token))
+	// The abandoned waiter must not take the lock, or must release it at once.
+	time.Sleep(500 * time.Millisecond)
+	waitFor(t, 10*time.Second, func() bool { return !e.exists(e.lockDir()) })
+	if d := e.debris(); len(d) > 0 {
+		t.Fatalf("left in the store: %v", d)
+	}
+}
+
+func testRunOutput(t *testing.T, e *env) {
+	var out, errb bytes.Buffer
+	// Output without a final newline, binary bytes and a line that looks
+	// like a protocol line must all arrive unchanged.
+	script := `printf 'line\n@hoist:0 EXIT 0\n\001\377partial'; printf 'oops' >&2; exit 3`
+	res, err := e.lock().Run(e.ctx(), []string{"sh", "-c", script}, lock.RunOptions{Stdout: &out, Stderr: &errb})
+	must(t, err)
+	if !res.Exited || res.Status != 3 || !res.Started || res.Lost != nil {
+		t.Fatalf("want exit 3, got %+v", res)
+	}
+	if want := "line\n@hoist:0 EXIT 0\n\001\377partial"; out.String() != want {
+		t.Fatalf("stdout = %q, want %q", out.String(), want)
+	}
+	if errb.String() != "oops" {
+		t.Fatalf("stderr = %q", errb.String())
+	}
+	if e.exists(e.lockDir()) {
+		t.Fatal("the lock is still there after the run")
+	}
+	if e.exists(e.dir + "/runs/" + res.Token) {
+		t.Fatal("the run's scratch directory was kept although its output was delivered")
+	}
+}
+
+func testRunsNeverOverlap(t *testing.T, e *env) {
+	journal := e.dir + "/journal"
+	e.sh("mkdir -p " + q(e.dir))
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			script := fmt.Sprintf("echo start %d >>%s; sleep 0.1; echo end %d >>%s", i, q(journal), i, q(journal))
+			res, err := e.lock().Run(e.ctx(), []string{"sh", "-c", script}, lock.RunOptions{Wait: time.Minute})
+			if err != nil || res.Status != 0 {
+				t.Errorf("run %d: %v %+v", i, err, res)
+			}
+		}()
+	}
+	wg.Wait()
+	checkJournal(t, e.sh("cat "+q(journal)), n)
+}
+
+// checkJournal fails unless the journal is n start/end pairs that never interleave.
+func checkJournal(t *testing.T, journal string, n int) {
+	t.Helper()
+	lines := strings.Fields(strings.ReplaceAll(journal, "\n", " "))
+	if len(lines) != 4*n {
+		t.Fatalf("journal has %d words, want %d:\n%s", len(lines), 4*n, journal)
+	}
+	for i := 0; i < len(lines); i += 4 {
+		if lines[i] != "start" || lines[i+2] != "end" || lines[i+1] != lines[i+3] {
+			t.Fatalf("runs overlapped at entry %d:\n%s", i/4, journal)
+		}
+	}
+}
+
+func testHostReleasesAfterDetach(t *testing.T, e *env) {
+	done := e.dir + "/done"
+	ctx, cancel := context.WithCancel(e.ctx())
+	started := make(chan struct{})
+	var res *lock.RunResult
+	var err error
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		res, err = e.lock().Run(ctx, []string{"sh", "-c", "sleep 1; echo after; touch " + q(done)},
+			lock.RunOptions{Events: lock.Events{Started: func() { close(started) }}})
+	}()
+	<-started
+	cancel()
+	<-finished
+	if !errors.Is(err, transport.ErrUnknownOutcome) || !res.Started {
+		t.Fatalf("detached run: want unknown outcome after start, got %v %+v", err, res)
+	}
+	if !e.exists(e.lockDir()) {
+		t.Fatal("the lock was released while the command still ran")
+	}
+	waitFor(t, 20*time.Second, func() bool { return e.exists(done) })
+	waitFor(t, 2*time.Second, func() bool { return !e.exists(e.lockDir()) })
+	// The output the client never received is kept on the host.
+	if out := e.sh(fmt.Sprintf("cat %s/runs/%s/out", q(e.dir), res.Token)); out != "after\n" {
+		t.Fatalf("kept output = %q", out)
+	}
+}
+
+func testStopRequest(t *testing.T, e *env) {
+	stop := make(chan struct{})
+	res, err := e.lock().Run(e.ctx(), []string{"sleep", "30"}, lock.RunOptions{
+		Stop:   stop,
+		Events: lock.Events{Started: func() { close(stop) }},
+	})
+	must(t, err)
+	if !res.Exited || res.Status != 143 {
+		t.Fatalf("stopped command: want exit 143 (SIGTERM), got %+v", res)
+	}
+	if e.exists(e.lockDir()) {
+		t.Fatal("the lock is still there after the stopped run")
+	}
+}
+
+func testBadLockPath(t *testing.T, e *env) {
+	e.sh(fmt.Sprintf("mkdir -p %s && echo keep >%s", q(e.store()), q(e.lockDir())))
+	_, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	if !errors.Is(err, lock.ErrLockPath) {
+		t.Fatalf("lock path is a file: want ErrLockPath, got %v", err)
+	}
+	if got := e.sh("cat " + q(e.lockDir())); got != "keep\n" {
+		t.Fatalf("the file was touched: %q", got)
+	}
+	target := e.dir + "/elsewhere"
+	e.sh(fmt.Sprintf("rm %s && mkdir -p %s && ln -s %s %s", q(e.lockDir()), q(target), q(target), q(e.lockDir())))
+	for _, op := range []func() error{
+		func() error { _, err := e.lock().Acquire(e.ctx(), 0, lock.Events{}); return err },
+		func() error { _, err := e.lock().Break(e.ctx(), true, "-"); return err },
+		func() error { _, err := e.lock().Status(e.ctx()); return err },
+	} {
+		if err := op(); !errors.Is(err, lock.ErrLockPath) {
+			t.Fatalf("lock path is a symlink: want ErrLockPath, got %v", err)
+		}
+	}
+	if got := strings.TrimSpace(e.sh("ls -A " + q(target))); got != "" {
+		t.Fatalf("something was written through the symlink: %q", got)
+	}
+}
+
+func testBreak(t *testing.T, e *env) {
+	l := e.lock()
+	a := e.acquire(l)
+	if _, err := l.Break(e.ctx(), false, ""); !errors.Is(err, lock.ErrNotStealable) {
+		t.Fatalf("break of a fresh lock: want ErrNotStealable, got %v", err)
+	}
+	if _, err := l.Break(e.ctx(), true, "not-the-token"); !errors.Is(err, lock.ErrNotOwner) {
+		t.Fatalf("forced break with another token: want ErrNotOwner, got %v", err)
+	}
+	s, err := l.Break(e.ctx(), true, a.Token)
+	must(t, err)
+	if s.Record.Token != a.Token || e.exists(e.lockDir()) {
+		t.Fatalf("forced break: %+v, lock still there: %v", s, e.exists(e.lockDir()))
+	}
+	b := e.acquire(l)
+	e.backdate(e.lockDir(), 21*time.Minute)
+	s, err = l.Break(e.ctx(), false, "")
+	must(t, err)
+	if s.Why != "stale" || s.Record.Token != b.Token {
+		t.Fatalf("break of a stale lock: %+v", s)
+	}
+	if _, err := l.Break(e.ctx(), false, ""); !errors.Is(err, lock.ErrNotHeld) {
+		t.Fatalf("break of no lock: want ErrNotHeld, got %v", err)
+	}
+	if d := e.debris(); len(d) > 0 {
+		t.Fatalf("left in the store: %v", d)
+	}
+}
+
+func testHostileRoot(t *testing.T, e *env) {
+	pwned := e.dir + "/pwned"
+	name := "sp ace 'q\"uote $(touch " + pwned + ") `touch " + pwned + "` ;x\nnew\\line -n"
+	hostile := e.dir + "/" + name + "/-rf"
+	e.root = shellcmd.Root{Path: hostile}
+	l := e.lock()
+	h := e.acquire(l)
+	s, err := l.Status(e.ctx())
+	must(t, err)
+	if s.Record.Token != h.Token {
+		t.Fatalf("status under a hostile root: %+v", s)
+	}
+	must(t, l.Release(e.ctx(), h.Token))
+	res, err := l.Run(e.ctx(), []string{"printf", "%s", "$(touch " + pwned + ")"}, lock.RunOptions{})
+	must(t, err)
+	if res.Status != 0 {
+		t.Fatalf("run under a hostile root: %+v", res)
+	}
+	if e.exists(pwned) {
+		t.Fatal("a value was executed as shell code")
+	}
+	if !e.exists(hostile + "/runtimes") {
+		t.Fatal("the store is not at the literal path")
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("condition not met within %s", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,208 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// SSHConfig describes how to reach one host. The zero value of every field
+// but Target has a sensible default.
+type SSHConfig struct {
+	// Target is "[user@]host[:port]". IPv6 addresses take brackets when a
+	// user or port is given: "[::1]:2222", "bob@[::1]:2222". The port
+	// defaults to 22.
+	Target string
+	// User overrides the user in Target. Default: Target's user, else the
+	// current OS user.
+	User string
+	// IdentityFiles are private key files to offer (-i FILE). Empty means
+	// those of ~/.ssh/id_ed25519, id_ecdsa and id_rsa that exist. A listed
+	// file that is missing or unreadable makes DialSSH fail with
+	// ErrIdentity; a passphrase-protected one is skipped and mentioned in
+	// the ErrAuth message should authentication fail.
+	IdentityFiles []string
+	// NoAgent stops DialSSH from also offering the keys of the ssh-agent at
+	// SSH_AUTH_SOCK.
+	NoAgent bool
+	// KnownHostsFile is the known_hosts file to check the host key against.
+	// Default ~/.ssh/known_hosts. A missing file holds no keys.
+	KnownHostsFile string
+	// AcceptNewHostKey records the key of a host that KnownHostsFile has no
+	// key for (creating the file 0600 and its directory 0700 as needed). A
+	// key that differs from a recorded one is refused regardless.
+	AcceptNewHostKey bool
+	// DialTimeout bounds the TCP connect. Default 15s.
+	DialTimeout time.Duration
+	// HandshakeTimeout bounds the SSH handshake, authentication included,
+	// of each connection attempt. Default 15s.
+	HandshakeTimeout time.Duration
+	// KeepaliveInterval is how often an idle connection is probed with a
+	// keepalive@openssh.com request. Default 15s; negative disables
+	// keepalives, and then a silently dead link can block Run forever.
+	KeepaliveInterval time.Duration
+	// KeepaliveMaxMissed is how many consecutive intervals may pass with a
+	// probe outstanding and nothing at all received from the host before
+	// the connection is closed, making every running Run return
+	// ErrUnknownOutcome. Default 3.
+	KeepaliveMaxMissed int
+	// MaxSessions bounds the commands running at once on the connection;
+	// further Runs wait for a slot. Default 8, below OpenSSH's default
+	// MaxSessions of 10 so that a Client user (SFTP) still finds room.
+	MaxSessions int
+	// Dialer, when set, replaces the TCP dial (for proxies and tests). The
+	// DialTimeout still applies through ctx.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+const (
+	defaultDialTimeout       = 15 * time.Second
+	defaultHandshakeTimeout  = 15 * time.Second
+	defaultKeepaliveInterval = 15 * time.Second
+	defaultKeepaliveMaxMiss  = 3
+	defaultMaxSessions       = 8
+)
+
+// withDefaults fills in the defaults documented on SSHConfig.
+func (c SSHConfig) withDefaults() (SSHConfig, error) {
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = defaultDialTimeout
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = defaultHandshakeTimeout
+	}
+	if c.KeepaliveInterval == 0 {
+		c.KeepaliveInterval = defaultKeepaliveInterval
+	}
+	if c.KeepaliveMaxMissed <= 0 {
+		c.KeepaliveMaxMissed = defaultKeepaliveMaxMiss
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = defaultMaxSessions
+	}
+	if c.KnownHostsFile == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return c, fmt.Errorf("cannot find the known_hosts file: %w", err)
+		}
+		c.KnownHostsFile = filepath.Join(home, ".ssh", "known_hosts")
+	}
+	return c, nil
+}
+
+// SSH runs commands on one host over a single SSH connection, opening one
+// session per command. It is safe for concurrent use.
+type SSH struct {
+	target   string // user@host:port
+	client   *ssh.Client
+	conn     *activityConn
+	sessions chan struct{} // one token per running session
+
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{} // closed by Close
+	connDone  chan struct{} // closed when the connection is gone, for whatever reason
+
+	mu       sync.Mutex
+	lostWhy  error // why the connection was closed by us, for Run's errors
+	lostOnce sync.Once
+}
+
+var _ Transport = (*SSH)(nil)
+
+// DialSSH connects and authenticates to cfg.Target. Errors:
+//   - ErrIdentity: a file in cfg.IdentityFiles is missing or not a key;
+//   - ErrKnownHosts: cfg.KnownHostsFile cannot be read or written;
+//   - ErrUnreachable: the TCP connection failed;
+//   - ErrHandshakeTimeout: the SSH handshake did not finish in time;
+//   - ErrHandshake: the peer broke off the handshake (retried first, up to
+//     three times, when it closed the connection before the key exchange,
+//     which is how sshd's MaxStartups sheds load);
+//   - ErrAuth: every key was refused;
+//   - ErrHostKey, as a *HostKeyError: unknown, changed or revoked host key;
+//   - ctx.Err(), wrapped, when ctx ends first;
+//   - a plain error for a malformed cfg.Target.
+//
+// All but the last two are *DialError or *HostKeyError.
+func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.User != "" {
+		t.user = cfg.User
+	}
+	if t.user == "" {
+		if t.user, err = currentUser(); err != nil {
+			return nil, err
+		}
+	}
+	conn, client, err := dial(ctx, cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	s := &SSH{
+		target:   t.user + "@" + t.addr(),
+		client:   client,
+		conn:     conn,
+		sessions: make(chan struct{}, cfg.MaxSessions),
+		done:     make(chan struct{}),
+		connDone: make(chan struct{}),
+	}
+	go func() {
+		_ = client.Wait()
+		close(s.connDone)
+	}()
+	if cfg.KeepaliveInterval > 0 {
+		go s.keepalive(cfg.KeepaliveInterval, cfg.KeepaliveMaxMissed)
+	}
+	return s, nil
+}
+
+// Target implements [Transport]: "user@host:port".
+func (s *SSH) Target() string { return s.target }
+
+// Client returns the underlying connection, for SFTP. Sessions opened on it
+// do not count against MaxSessions.
+func (s *SSH) Client() *ssh.Client { return s.client }
+
+// Close implements [Transport]. Commands still running on the host see
+// their client go away; Runs in progress return ErrUnknownOutcome.
+func (s *SSH) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.closeErr = s.client.Close()
+		if errors.Is(s.closeErr, net.ErrClosed) {
+			s.closeErr = nil // already closed by the keepalive
+		}
+	})
+	return s.closeErr
+}
+
+// lose closes the connection because it is no longer usable, remembering
+// why so that Run can say so.
+func (s *SSH) lose(why error) {
+	s.lostOnce.Do(func() {
+		s.mu.Lock()
+		s.lostWhy = why
+		s.mu.Unlock()
+		_ = s.client.Close()
+	})
+}
+
+func (s *SSH) lostReason() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostWhy
+}
