@@ -64,7 +64,7 @@ func (e *HostError) Error() string {
 	case "record":
 		return "cannot write the lock's owner record: " + e.Detail + "; check free space and permissions"
 	case "lockpath":
-		return ErrLockPath.Error() + "; remove it by hand if it is not meant to be there"
+		return fmt.Sprintf("the lock path %s is a file or a symlink, not a directory; refusing to touch it; remove it by hand if it is not meant to be there", e.Detail)
 	case "guard":
 		return "the steal guard stayed busy; retry, and if it persists run hoist lock status"
 	}

@@ -96,6 +96,13 @@ type Params struct {
 	Argv []string
 }
 
+// The store layout under a root. Package store documents the whole layout.
+const (
+	StoreDir = "runtimes"    // <root>/runtimes: the store
+	LockName = ".store-lock" // <root>/runtimes/.store-lock: the lock
+	RunsDir  = "runs"        // <root>/runs/<token>: scratch of waiting and running commands
+)
+
 // DefaultStale is the stale rule: a lock untouched this long may be stolen.
 const DefaultStale = 20 * time.Minute
 
@@ -110,6 +117,7 @@ func (p Params) body(op string) string {
 		b.WriteString("h_rooth=\n")
 	}
 	assign(&b, "h_rootp", p.Root.Path)
+	b.WriteString("h_storedir=" + StoreDir + " h_lockname=" + LockName + " h_runsdir=" + RunsDir + "\n")
 	assign(&b, "h_me", orDash(p.Token))
 	assign(&b, "h_gid", orDash(p.GuardID))
 	assign(&b, "h_rec", p.Record)

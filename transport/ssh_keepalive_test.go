@@ -108,11 +108,13 @@ func TestSSHKeepaliveClosesSilentlyDeadLink(t *testing.T) {
 		if !errors.Is(err, ErrUnknownOutcome) || !strings.Contains(err.Error(), "keepalives unanswered") {
 			t.Errorf("Run: %v, want ErrUnknownOutcome from the keepalive", err)
 		}
-		if took < (missed-1)*interval || took > (missed+1)*interval+500*time.Millisecond {
+		// The upper bound leaves room for a loaded machine; the point is
+		// that the link is given up on at all, and not too early.
+		if took < (missed-1)*interval || took > (missed+1)*interval+3*time.Second {
 			t.Errorf("dead link detected after %v, want about %v", took, (missed+1)*interval)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run still blocked 5s after the link died")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still blocked 10s after the link died")
 	}
 	if _, err := s.Run(runCtx(t), Request{Command: "exit 0"}); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("Run on the closed connection: %v, want ErrNotStarted", err)
@@ -123,11 +125,11 @@ func TestSSHKeepaliveSparesHealthyIdleLink(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	cfg := ts.clientConfig(t)
-	cfg.KeepaliveInterval, cfg.KeepaliveMaxMissed = 30*time.Millisecond, 2
+	cfg.KeepaliveInterval, cfg.KeepaliveMaxMissed = 100*time.Millisecond, 5
 	s := dialTest(t, cfg)
 	// The command is silent for many intervals; only keepalive replies
 	// show that the host is alive.
-	if status, err := s.Run(runCtx(t), Request{Command: "sleep 500ms"}); err != nil || status != 0 {
+	if status, err := s.Run(runCtx(t), Request{Command: "sleep 2s"}); err != nil || status != 0 {
 		t.Fatalf("Run: %d, %v", status, err)
 	}
 }

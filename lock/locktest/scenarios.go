@@ -170,17 +170,22 @@ func testReleaseKeepsSuccessor(t *testing.T, e *env) {
 
 func testHostReleaseKeepsSuccessor(t *testing.T, e *env) {
 	old := e.lock()
-	mark := e.dir + "/started"
+	mark, goOn := e.dir+"/started", e.dir+"/go"
 	var res *lock.RunResult
 	var runErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		res, runErr = old.Run(e.ctx(), []string{"sh", "-c", "touch " + q(mark) + "; sleep 2"}, lock.RunOptions{})
+		script := "touch " + q(mark) + "; while [ ! -e " + q(goOn) + " ]; do sleep 0.1; done"
+		res, runErr = old.Run(e.ctx(), []string{"sh", "-c", script}, lock.RunOptions{})
 	}()
 	waitFor(t, 20*time.Second, func() bool { return e.exists(mark) })
 	e.backdate(e.lockDir(), 21*time.Minute)
 	b := e.acquire(e.lock())
+	if b.Stolen == nil {
+		t.Fatal("the running command's lock was not taken as stale")
+	}
+	e.sh("touch " + q(goOn))
 	<-done
 	must(t, runErr)
 	if res.Lost == nil || res.Lost.Holder.Record.Token != b.Token {

@@ -3,7 +3,7 @@ h_op_status() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
 	elif h_badpath; then
-		h_say ERROR lockpath
+		h_say ERROR lockpath "$(h_oneline "$h_lock")"
 	elif h_sample; then
 		h_stealable
 		h_say LOCK "${h_a:--}" "${h_why:--}" "${h_line:--}"
@@ -78,7 +78,7 @@ h_op_break() {
 		return
 	fi
 	if h_badpath; then
-		h_say ERROR lockpath
+		h_say ERROR lockpath "$(h_oneline "$h_lock")"
 		return
 	fi
 	if ! h_guard_take; then

@@ -10,7 +10,7 @@ h_setup() {
 	else
 		h_root=$h_rootp
 	fi
-	h_store=$h_root/runtimes h_lock=$h_root/runtimes/.store-lock
+	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
 	h_guard=$h_lock.guard h_scr=
 	h_every=1
 	if [ "$h_nap" != 1 ]; then h_every=10; fi
@@ -20,6 +20,7 @@ h_setup() {
 
 # h_mkstore: acquiring creates the store; only try-acquire never does.
 h_mkstore() {
+	[ ! -d "$h_store" ] || return 0
 	h_e=$(mkdir -p "$h_store" 2>&1) && return 0
 	h_say ERROR mkdir "$(h_oneline "$h_e")"
 	return 1
@@ -28,7 +29,7 @@ h_mkstore() {
 # h_scratch: a directory of this command's own, for the marker files of the
 # stdin watcher and a run's output.
 h_scratch() {
-	h_scr=$h_root/runs/$h_me
+	h_scr=$h_root/$h_runsdir/$h_me
 	h_e=$(mkdir -p "$h_scr" 2>&1) && return 0
 	h_say ERROR mkdir "$(h_oneline "$h_e")"
 	h_scr=

@@ -36,7 +36,7 @@ h_acquire() {
 	h_shown= h_i=0 h_absent=0
 	while :; do
 		if h_badpath; then
-			h_say ERROR lockpath
+			h_say ERROR lockpath "$(h_oneline "$h_lock")"
 			return 2
 		fi
 		# A test before mkdir keeps a held lock's poll free of forks

@@ -26,6 +26,9 @@ h_run() {
 	h_release
 	h_rr=$?
 	: >"$h_scr/done"
+	# Wake the relay from its nap for the last copy. Only once it says it
+	# traps USR1: before that it has not looked at "done" yet.
+	if [ -f "$h_scr/ready" ]; then kill -s USR1 "$h_rpid" 2>/dev/null; fi
 	wait "$h_rpid"
 	h_say_release "$h_rr"
 	h_say EXIT "$h_st"
@@ -39,9 +42,13 @@ h_run() {
 # h_relay: copies what the command wrote so far, from where the previous copy
 # stopped (the descriptors keep their offsets); one last copy after the
 # command is done. It copies every h_nap for two seconds, then every quarter
-# second, so a long command costs little. A failed write means the client is
-# gone: it is noted and the relay carries on, so the files stay complete.
+# second, so a long command costs little; USR1 cuts a nap short, so the end
+# of a run is not delayed by it. A failed write means the client is gone: it
+# is noted and the relay carries on, so the files stay complete.
 h_relay() {
+	h_sl=
+	trap '[ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
+	: >"$h_scr/ready"
 	exec 3<"$h_scr/out" 4<"$h_scr/err"
 	h_lost= h_ri=0 h_rnap=$h_nap
 	while :; do
@@ -52,7 +59,10 @@ h_relay() {
 		[ -z "$h_last" ] || break
 		h_ri=$((h_ri + 1))
 		if [ "$h_ri" -eq 20 ] && [ "$h_nap" != 1 ]; then h_rnap=0.25; fi
-		sleep "$h_rnap"
+		sleep "$h_rnap" &
+		h_sl=$!
+		wait "$h_sl"
+		h_sl=
 	done
 	if [ -n "$h_lost" ]; then : >"$h_scr/lost"; fi
 }

@@ -1,0 +1,59 @@
+# The common commands. `make test` works on a fresh Debian or Ubuntu machine:
+# it installs what the tests need, then runs every test.
+
+GO      ?= go
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
+# Packages the tests need: real OpenSSH, the login shells hoist is tested
+# under, busybox for a busybox userland, util-linux for namespaces.
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps
+
+.PHONY: all build demo test deps unit e2e bench lint clean
+
+all: build
+
+build:
+	$(GO) build -o bin/hoist ./cmd/hoist
+
+# The main job on the built-in local target: no ssh, no setup. The store goes
+# to a scratch root so that nothing in your home is touched.
+demo: build
+	@root=$$(mktemp -d)/hoist; set -x; \
+	bin/hoist --root "$$root" lock status; \
+	bin/hoist --root "$$root" run -- sh -c 'echo "hello from $$(uname -n), under the store lock"'; \
+	token=$$(bin/hoist --root "$$root" lock acquire --message "make demo"); \
+	bin/hoist --root "$$root" lock status; \
+	bin/hoist --root "$$root" run --wait 1s -- true; \
+	bin/hoist --root "$$root" lock release --token "$$token"; \
+	bin/hoist --root "$$root" lock status --json
+
+# Installs the test dependencies when any is missing (apt-get, as root or
+# through sudo) and the Go modules.
+deps:
+	@missing=; for c in $(TEST_CMDS); do command -v $$c >/dev/null 2>&1 || [ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing test dependencies (missing:$$missing)"; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEST_DEBS) >/dev/null; \
+	fi
+	$(GO) mod download
+
+test: deps lint unit e2e
+
+unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+# End to end against real sshd. Most tests wait on hosts rather than burn
+# CPU, so more of them run at once than there are cores.
+e2e:
+	$(GO) test -race -count=1 -parallel 8 -timeout 20m ./e2e/...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./e2e/
+
+lint:
+	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

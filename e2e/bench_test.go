@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/lock"
+)
+
+// BenchmarkHandoff measures, by the host's clock, the gap between the end
+// of a holder's command and the start of the command of a client waiting
+// for the lock: the host-side release, one poll of the waiter, its acquire
+// and the start of its command. Reported as gap-ms (mean), p50-ms, max-ms.
+func BenchmarkHandoff(b *testing.B) {
+	h := sshd.Start(b, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	holder, waiter := newLock(b, h, root), newLock(b, h, root)
+	var gaps []float64
+	for i := 0; b.Loop(); i++ {
+		gate := filepath.Join(h.Dir, fmt.Sprintf("gate-%d", i))
+		end := filepath.Join(h.Dir, fmt.Sprintf("end-%d", i))
+		start := filepath.Join(h.Dir, fmt.Sprintf("start-%d", i))
+		held := make(chan error, 1)
+		go func() {
+			script := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done; date +%%s%%N >%s", gate, end)
+			res, err := holder.Run(ctxT(b), []string{"sh", "-c", script}, lock.RunOptions{})
+			if err == nil && res.Status != 0 {
+				err = fmt.Errorf("holder exit %d", res.Status)
+			}
+			held <- err
+		}()
+		waitFor(b, 30*time.Second, "holder starts", func() bool { return exists(lockPath(root)) })
+		res, err := waiter.Run(ctxT(b), []string{"sh", "-c", "date +%s%N >" + start}, lock.RunOptions{
+			Wait: time.Minute,
+			Events: lock.Events{Waiting: func(lock.State) {
+				os.WriteFile(gate, nil, 0o644)
+			}},
+		})
+		if err != nil || res.Status != 0 {
+			b.Fatalf("waiter: %v %+v", err, res)
+		}
+		if err := <-held; err != nil {
+			b.Fatal(err)
+		}
+		gaps = append(gaps, float64(readNanos(b, start)-readNanos(b, end))/1e6)
+	}
+	slices.Sort(gaps)
+	var sum float64
+	for _, g := range gaps {
+		sum += g
+	}
+	b.ReportMetric(sum/float64(len(gaps)), "gap-ms")
+	b.ReportMetric(gaps[len(gaps)/2], "p50-ms")
+	b.ReportMetric(gaps[len(gaps)-1], "max-ms")
+}
+
+// BenchmarkRunUncontended is one hoist run of `true` on a free lock over an
+// open connection: one exec (acquire, run, release) per operation.
+func BenchmarkRunUncontended(b *testing.B) {
+	h := sshd.Start(b, sshd.Options{})
+	l := newLock(b, h, filepath.Join(h.Dir, "store"))
+	for b.Loop() {
+		if res, err := l.Run(ctxT(b), []string{"true"}, lock.RunOptions{}); err != nil || res.Status != 0 {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}
+
+// BenchmarkStatus is one read-only status over an open connection.
+func BenchmarkStatus(b *testing.B) {
+	h := sshd.Start(b, sshd.Options{})
+	l := newLock(b, h, filepath.Join(h.Dir, "store"))
+	for b.Loop() {
+		if _, err := l.Status(ctxT(b)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func readNanos(b *testing.B, p string) int64 {
+	b.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,81 @@
+// Package e2e tests hoist end to end: the library and the built binary
+// against real OpenSSH sshd hosts on loopback (package e2e/sshd), with real
+// login shells and a real /bin/sh. Nothing in here mocks a transport.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// hoistBin is the hoist binary built for this run.
+var hoistBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hoist-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	hoistBin = filepath.Join(dir, "hoist")
+	build := exec.Command("go", "build", "-o", hoistBin, "github.com/hoistdev/hoist/cmd/hoist")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building hoist:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sshConfig reaches h as its test user, with only the harness's key and
+// known_hosts: nothing from the environment of whoever runs the tests.
+func sshConfig(h *sshd.Host) transport.SSHConfig {
+	return transport.SSHConfig{
+		Target:         h.Target(),
+		IdentityFiles:  []string{h.KeyFile},
+		NoAgent:        true,
+		KnownHostsFile: h.KnownHosts,
+	}
+}
+
+func dial(t testing.TB, cfg transport.SSHConfig) transport.Transport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := transport.DialSSH(ctx, cfg)
+	if err != nil {
+		t.Fatalf("dial %s: %v", cfg.Target, err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// newLock is a library client of the store under root on h.
+func newLock(t testing.TB, h *sshd.Host, root string) *lock.Lock {
+	r, err := shellcmd.ParseRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lock.New(remote.New(dial(t, sshConfig(h))), r)
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func isRoot() bool { return os.Geteuid() == 0 }

@@ -1,0 +1,118 @@
+package shellcmd
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		verb   string
+		fields []string
+		bad    bool
+	}{
+		{in: "FREE", verb: "FREE"},
+		{in: "FREE extra", bad: true},
+		{in: "EXIT 3", verb: "EXIT", fields: []string{"3"}},
+		{in: "EXIT three", bad: true},
+		{in: "EXIT", bad: true},
+		{in: "HELD 12 hoist-lock/1 token=a boot=b since=1", verb: "HELD", fields: []string{"12", "hoist-lock/1 token=a boot=b since=1"}},
+		{in: "HELD - -", verb: "HELD", fields: []string{"-", "-"}},
+		{in: "HELD 12", bad: true},
+		{in: "LOCK 5 stale garbage with  spaces", verb: "LOCK", fields: []string{"5", "stale", "garbage with  spaces"}},
+		{in: "FACTS b gnu 0.1 /home/a b", verb: "FACTS", fields: []string{"b", "gnu", "0.1", "/home/a b"}},
+		{in: "ERROR mkdir no space", verb: "ERROR", fields: []string{"mkdir no space"}},
+		{in: "ACQUIRED", bad: true},
+		{in: "RELEASED", verb: "RELEASED"},
+		{in: "OK", bad: true},
+		{in: "", bad: true},
+		{in: "acquired x", bad: true},
+	} {
+		v, err := ParseVerdict(tc.in)
+		if tc.bad {
+			if !errors.Is(err, ErrVerdict) {
+				t.Errorf("%q: want ErrVerdict, got %+v", tc.in, v)
+			}
+			continue
+		}
+		if err != nil || v.Verb != tc.verb || len(v.Fields) != len(tc.fields) {
+			t.Errorf("%q: got %+v, %v", tc.in, v, err)
+			continue
+		}
+		for i := range tc.fields {
+			if v.Fields[i] != tc.fields[i] {
+				t.Errorf("%q: field %d = %q, want %q", tc.in, i, v.Fields[i], tc.fields[i])
+			}
+		}
+	}
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	r := Record{PID: 42, Who: "al ice@laptop", Version: "1.2.3", Command: "hoist run -- sh -c 'a; b' %s\n$(x)", Message: "ünïcode & spaces"}
+	line := "hoist-lock/1 token=0f0e-aa boot=b00t/17 since=1700000000 " + r.Encode()
+	got, ok := ParseRecord(line)
+	if !ok {
+		t.Fatalf("did not parse: %q", line)
+	}
+	r.Token, r.Boot, r.Since = "0f0e-aa", "b00t/17", time.Unix(1700000000, 0)
+	if got != r {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
+	}
+	enc := r.Encode()
+	if n := len(strings.Split(enc, " ")); n != 5 {
+		t.Fatalf("a value carried a space into the record: %d fields in %q", n, enc)
+	}
+	for _, c := range []byte(enc) {
+		if c < 0x20 || c > 0x7e || strings.IndexByte("'\"$`;\\", c) >= 0 {
+			t.Fatalf("encoded record has byte %q: %q", c, enc)
+		}
+	}
+}
+
+func TestParseRecordIsStrict(t *testing.T) {
+	for _, line := range []string{
+		"",
+		"garbage",
+		"hoist-lock/2 token=a boot=b since=1",
+		"hoist-lock/1 token= boot=b since=1",
+		"hoist-lock/1 token=- boot=b since=1",
+		"hoist-lock/1 token=a since=1",
+		"hoist-lock/1 token=a boot=b since=soon",
+		"hoist-lock/1 token=a token=b boot=b since=1",
+		"hoist-lock/1 token=a boot=b since=1 who=%zz",
+		"hoist-lock/1 token=a boot=b since=1 junk",
+	} {
+		if r, ok := ParseRecord(line); ok {
+			t.Errorf("%q parsed as %+v", line, r)
+		}
+	}
+}
+
+func TestParseRoot(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Root
+		bad  bool
+	}{
+		{in: "/srv/hoist", want: Root{Path: "/srv/hoist"}},
+		{in: "/srv/hoist/", want: Root{Path: "/srv/hoist"}},
+		{in: "/", want: Root{Path: "/"}},
+		{in: "~", want: Root{Home: true}},
+		{in: "~/", want: Root{Home: true}},
+		{in: "~/.hoist", want: Root{Home: true, Path: ".hoist"}},
+		{in: "~/-n $(x)", want: Root{Home: true, Path: "-n $(x)"}},
+		{in: "~user/x", bad: true},
+		{in: "rel", bad: true},
+		{in: "-rf", bad: true},
+		{in: "", bad: true},
+		{in: "/a\x00b", bad: true},
+	} {
+		got, err := ParseRoot(tc.in)
+		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) {
+			t.Errorf("ParseRoot(%q) = %+v, %v", tc.in, got, err)
+		}
+	}
+}
