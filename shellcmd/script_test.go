@@ -36,4 +36,3 @@ func TestFragmentsParse(t *testing.T) {
 		}
 	}
 }
-
