@@ -73,6 +73,7 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock) result {
 	var confirmed string
 	ev := a.waitEvents(name)
 	ev.Acquired = func(token string) {
+		a.debug(name, "the host holds the lock for us (token %s)", token)
 		mu.Lock()
 		confirmed = token
 		mu.Unlock()
@@ -98,7 +99,10 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock) result {
 				a.say(name, "interrupted: could not release token %s: %v", token, rerr)
 			}
 		}
-		return result{err: fmt.Errorf("interrupted: %w", err)}
+		if token == "" {
+			a.say(name, "interrupted: stopped waiting; nothing is held")
+		}
+		return result{json: map[string]any{"interrupted": true}}
 	}
 	if err != nil {
 		return result{err: err}

@@ -211,6 +211,13 @@ func (a *app) say(host, format string, args ...any) {
 	fmt.Fprintf(a.stderr, "hoist: %s: %s\n", host, fmt.Sprintf(format, args...))
 }
 
+// debug prints a message with -v only.
+func (a *app) debug(host, format string, args ...any) {
+	if a.verbose {
+		a.say(host, format, args...)
+	}
+}
+
 // note prints a message that concerns no host in particular.
 func (a *app) note(format string, args ...any) {
 	if a.quiet {

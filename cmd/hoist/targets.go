@@ -172,6 +172,7 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	if err != nil {
 		return a.finish(result{host: target, err: err})
 	}
+	a.debug(t.Target(), "connected")
 	defer t.Close()
 	l := lock.New(remote.New(t), root)
 	l.Owner.Version = version()
@@ -179,6 +180,9 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	l.Owner.Message = a.message
 	r := fn(ctx, l)
 	r.host = t.Target()
+	if f := l.Host().Facts(); f != nil {
+		a.debug(r.host, "host facts: boot %s, stat %s, polls every %ss, home %s", f.Boot, f.Stat, f.Nap, f.Home)
+	}
 	return a.finish(r)
 }
 
