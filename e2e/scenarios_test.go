@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/lock/locktest"
 )
 
 // TestConcurrentRunsNeverOverlap: 16 clients run under the lock at once; a
@@ -40,15 +41,7 @@ func TestConcurrentRunsNeverOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	words := strings.Fields(string(data))
-	if len(words) != 4*n {
-		t.Fatalf("journal has %d entries, want %d:\n%s", len(words)/2, 2*n, data)
-	}
-	for i := 0; i < len(words); i += 4 {
-		if words[i] != "start" || words[i+2] != "end" || words[i+1] != words[i+3] {
-			t.Fatalf("two commands overlapped at entry %d:\n%s", i/4, data)
-		}
-	}
+	locktest.CheckJournal(t, string(data), n)
 	if exists(lockPath(root)) {
 		t.Fatal("the lock is still held after every run ended")
 	}

@@ -2,9 +2,11 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -251,16 +253,16 @@ func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 func (l *Lock) failure(op string, r *remote.Reply) error {
 	v := r.Last()
 	if v.Verb == "ERROR" {
-		code, detail, _ := cut(v.Field(0))
+		code, detail, _ := strings.Cut(v.Field(0), " ")
 		return &HostError{Code: code, Detail: detail}
 	}
 	if v.Verb == "" {
-		return fmt.Errorf("%s: the host gave no answer (exit %d: %s)", op, r.Status, firstLine(r.Noise))
+		return fmt.Errorf("%s: the host gave no answer (exit %d: %s)", op, r.Status, r.NoiseLine())
 	}
 	return unexpected(op, v)
 }
 
-func isUnknown(err error) bool { return errorsIs(err, transport.ErrUnknownOutcome) }
+func isUnknown(err error) bool { return errors.Is(err, transport.ErrUnknownOutcome) }
 
 // control is the client's end of a fragment's stdin: control lines go in, and
 // closing it (or this process dying) is EOF on the host.

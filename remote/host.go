@@ -133,7 +133,7 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 	case derr != nil:
 		return reply, fmt.Errorf("%w: %v", shellcmd.ErrVerdict, derr)
 	case len(reply.Verdicts) == 0 && (status == 126 || status == 127):
-		return reply, fmt.Errorf("%w (exit %d: %s)", ErrNoShell, status, firstLine(reply.Noise))
+		return reply, fmt.Errorf("%w (exit %d: %s)", ErrNoShell, status, reply.NoiseLine())
 	}
 	return reply, nil
 }
@@ -172,8 +172,9 @@ func (l *limitedBuffer) String() string {
 	return l.buf.String()
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
+// NoiseLine is the first line of Noise, for an error message.
+func (r *Reply) NoiseLine() string {
+	s := strings.TrimSpace(r.Noise)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}

@@ -322,11 +322,12 @@ func testRunsNeverOverlap(t *testing.T, e *env) {
 		}()
 	}
 	wg.Wait()
-	checkJournal(t, e.sh("cat "+q(journal)), n)
+	CheckJournal(t, e.sh("cat "+q(journal)), n)
 }
 
-// checkJournal fails unless the journal is n start/end pairs that never interleave.
-func checkJournal(t *testing.T, journal string, n int) {
+// CheckJournal fails unless journal holds n "start ID" / "end ID" pairs
+// that never interleave: proof that n commands ran one at a time.
+func CheckJournal(t *testing.T, journal string, n int) {
 	t.Helper()
 	lines := strings.Fields(strings.ReplaceAll(journal, "\n", " "))
 	if len(lines) != 4*n {

@@ -24,13 +24,7 @@ h_op_acquire() {
 	else
 		h_mkstore || return
 	fi
-	h_scratch || return
-	h_watch
-	if ! h_acquire "$h_wait"; then
-		rm -rf "$h_scr"
-		return
-	fi
-	h_say ACQUIRED "$h_me"
+	h_take || return
 	h_i=0
 	while [ ! -f "$h_scr/ack" ]; do
 		if h_left || [ "$h_i" -ge "$h_acktries" ]; then
@@ -49,15 +43,21 @@ h_op_acquire() {
 # Acquire, run and release in one exec.
 h_op_run() {
 	h_mkstore || return
-	h_scratch || return
+	h_take || return
+	h_run
+	exit "$h_st"
+}
+
+# h_take: the waiting acquire that manual holds and runs share: a scratch
+# directory, the stdin watcher, the wait, and ACQUIRED.
+h_take() {
+	h_scratch || return 1
 	h_watch
 	if ! h_acquire "$h_wait"; then
 		rm -rf "$h_scr"
-		return
+		return 1
 	fi
 	h_say ACQUIRED "$h_me"
-	h_run
-	exit "$h_st"
 }
 
 h_op_release() {
