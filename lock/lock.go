@@ -34,6 +34,9 @@ func New(h *remote.Host, root shellcmd.Root) *Lock {
 	return &Lock{host: h, root: root, Owner: shellcmd.Record{PID: os.Getpid(), Who: whoAmI()}}
 }
 
+// Root is the store root the lock guards.
+func (l *Lock) Root() shellcmd.Root { return l.root }
+
 // Host is the host this lock lives on.
 func (l *Lock) Host() *remote.Host { return l.host }
 

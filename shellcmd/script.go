@@ -13,7 +13,7 @@ import (
 var shFiles embed.FS
 
 // The library every operation shares, in dependency order.
-var library = load("create", "guard", "steal", "release", "wait", "wrap", "setup", "ops")
+var library = load("create", "guard", "steal", "release", "wait", "wrap", "setup", "ops", "store", "push", "manage", "gc")
 
 var (
 	libCore   = load("lib")
@@ -60,7 +60,7 @@ type Facts struct {
 func Prelude(marker string, f *Facts) string {
 	var b strings.Builder
 	b.WriteString("set -f\ntrap '' HUP PIPE\n")
-	assign(&b, "h_m", marker)
+	assign(&b, "h_marker", marker)
 	b.WriteString(libCore)
 	if f == nil {
 		b.WriteString(factProbe)
@@ -94,6 +94,16 @@ type Params struct {
 	Force bool
 	// Argv is the command Run executes.
 	Argv []string
+
+	// Store operations.
+	ID       string // runtime id
+	Name     string // runtime name, recorded at promotion
+	Size     int64  // runtime size in bytes, recorded at promotion
+	Sum      string // SHA-256 of the uploaded archive
+	Activate bool   // switch current to ID after a push
+	Unpin    bool   // Pin removes the pin
+	Keep     int    // GC keeps this many newest runtimes beyond the protected ones
+	DryRun   bool   // GC says its plan and changes nothing
 }
 
 // The store layout under a root. Package store documents the whole layout.
@@ -124,6 +134,11 @@ func (p Params) body(op string) string {
 	fmt.Fprintf(&b, "h_wait=%d\nh_stale=%d\nh_gstale=%d\n",
 		seconds(p.Wait), seconds(orDefault(p.Stale, DefaultStale)), seconds(orDefault(p.GuardStale, DefaultGuardStale)))
 	b.WriteString("h_try=" + flag(p.Try) + "\nh_force=" + flag(p.Force) + "\n")
+	assign(&b, "h_id", p.ID)
+	assign(&b, "h_name", p.Name)
+	assign(&b, "h_sum", p.Sum)
+	fmt.Fprintf(&b, "h_size=%d\nh_keep=%d\n", p.Size, p.Keep)
+	b.WriteString("h_activate=" + flag(p.Activate) + "\nh_unpin=" + flag(p.Unpin) + "\nh_dry=" + flag(p.DryRun) + "\n")
 	if len(p.Argv) > 0 {
 		quoted := make([]string, len(p.Argv))
 		for i, a := range p.Argv {
@@ -159,6 +174,35 @@ func Release(p Params) string { return p.body("release") }
 // with it only the lock whose token is p.Token. BROKEN WHY AGE RECORD,
 // NOTSTALE or NOTOWNER AGE RECORD, FREE, NOSTORE, or ERROR.
 func Break(p Params) string { return p.body("break") }
+
+// PushCheck renders the first command of a push: PRESENT ID when ID is
+// promoted and verified (after ACTIVATED, under the lock, with p.Activate),
+// else STAGE ID once runtimes/.stage-<p.Token> exists for the upload.
+func PushCheck(p Params) string { return p.body("pushcheck") }
+
+// Promote renders the command after the upload: verify p.Sum, unpack, then
+// under the lock PROMOTED or PRESENT, ACTIVATED with p.Activate, RELEASED;
+// or CORRUPT, LOST, BUSY, ABANDONED, ERROR.
+func Promote(p Params) string { return p.body("promote") }
+
+// DropStage renders the removal of the stage of push p.Token: DROPPED.
+func DropStage(p Params) string { return p.body("dropstage") }
+
+// List renders the read-only listing: RT lines, then LISTED; or NOSTORE.
+func List(p Params) string { return p.body("list") }
+
+// ActivateRuntime renders the switch of current to p.ID under the lock.
+func ActivateRuntime(p Params) string { return p.body("activate") }
+
+// Rollback renders the switch of current back to previous under the lock.
+func Rollback(p Params) string { return p.body("rollback") }
+
+// Pin renders pinning (or with p.Unpin unpinning) p.ID under the lock.
+func Pin(p Params) string { return p.body("pin") }
+
+// GC renders a collection that tries the lock once: KEEP, DELETE and SWEEP
+// lines, then RELEASED; or BUSY (skipped), NOSTORE, NOPROC, LOST.
+func GC(p Params) string { return p.body("gc") }
 
 func assign(b *strings.Builder, name, value string) {
 	b.WriteString(name + "=" + shellescape.Quote(value) + "\n")

@@ -11,11 +11,19 @@ import (
 func TestFragmentsParse(t *testing.T) {
 	p := Params{Root: Root{Home: true, Path: "x y"}, Token: "t", GuardID: "g", Wait: time.Minute, Argv: []string{"echo", "$(no)"}}
 	fragments := map[string]string{
-		"status":  Status(p),
-		"acquire": Acquire(p),
-		"run":     Run(p),
-		"release": Release(p),
-		"break":   Break(p),
+		"status":    Status(p),
+		"acquire":   Acquire(p),
+		"run":       Run(p),
+		"release":   Release(p),
+		"break":     Break(p),
+		"pushcheck": PushCheck(p),
+		"promote":   Promote(p),
+		"dropstage": DropStage(p),
+		"list":      List(p),
+		"activate":  ActivateRuntime(p),
+		"rollback":  Rollback(p),
+		"pin":       Pin(p),
+		"gc":        GC(p),
 	}
 	for _, shell := range [][]string{{"dash"}, {"bash", "--posix"}, {"busybox", "sh"}, {"mksh"}} {
 		if _, err := exec.LookPath(shell[0]); err != nil {

@@ -41,6 +41,23 @@ var verbs = map[string]int{
 	"NOTSTALE":  2, // age record
 	"NOTOWNER":  2, // age record
 	"ERROR":     -1,
+	// The store.
+	"PRESENT":    1, // id
+	"STAGE":      1, // id
+	"PROMOTED":   1, // id
+	"ACTIVATED":  2, // id previous
+	"CORRUPT":    1, // sha256 found
+	"RT":         5, // id promoted size flags name
+	"LISTED":     0,
+	"NOTFOUND":   1, // id
+	"NOPREVIOUS": 0,
+	"PINNED":     1, // id
+	"UNPINNED":   1, // id
+	"KEEP":       2, // id why
+	"DELETE":     2, // id plan|done
+	"SWEEP":      2, // name plan|done
+	"NOPROC":     0,
+	"DROPPED":    0,
 }
 
 // ParseVerdict parses the text after the marker. It accepts exactly the known

@@ -1,6 +1,11 @@
 # Every protocol line starts on a line of its own with this exec's marker, so
 # it can never be confused with a command's output or a login script's noise.
-h_say() { printf '\n%s %s\n' "$h_m" "$*"; }
+# It is written with one printf, and does not depend on IFS.
+h_say() {
+	h_sayl=$h_marker
+	for h_sayw in "$@"; do h_sayl="$h_sayl $h_sayw"; done
+	printf '\n%s\n' "$h_sayl"
+}
 
 # h_oneline TEXT: TEXT on one line, for a verdict.
 h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   '; }

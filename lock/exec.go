@@ -1,0 +1,70 @@
+package lock
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+// Params returns what every fragment on this lock needs, with a new token.
+// Package store builds its fragments on it.
+func (l *Lock) Params() shellcmd.Params { return l.params(uuid.NewString()) }
+
+// Under runs a fragment that waits for the lock on the host, works under it
+// and has the host release it (package store's promote, activate, pin, gc).
+// It reports the waiting events like Acquire, and a closed stop makes the
+// host stop waiting. The reply's verdicts are the caller's to read; see
+// [Lock.Err] for the common ones.
+func (l *Lock) Under(ctx context.Context, body string, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
+	ctl := newControl()
+	defer ctl.close()
+	done := make(chan struct{})
+	defer close(done)
+	if stop != nil {
+		go func() {
+			select {
+			case <-stop:
+				ctl.send("stop")
+			case <-done:
+			}
+		}()
+	}
+	return l.host.Exec(ctx, remote.Call{
+		Body:  body,
+		Stdin: ctl.r,
+		OnVerdict: func(v shellcmd.Verdict) {
+			if v.Verb == "ACQUIRED" && ev.Acquired != nil {
+				ev.Acquired(v.Field(0))
+			}
+			l.progress(v, ev)
+		},
+	})
+}
+
+// Err reads the lock's part of a reply to a fragment run with Under: a
+// *BusyError, ErrAbandoned, ErrNoStore, a *LostError (fencing found the lock
+// taken over, or the release did), a *HostError, or nil when the reply holds
+// none of them. A reply without any verdict is an error too.
+func (l *Lock) Err(r *remote.Reply, op string) error {
+	for _, v := range r.Verdicts {
+		switch v.Verb {
+		case "BUSY":
+			return &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
+		case "ABANDONED":
+			return ErrAbandoned
+		case "NOSTORE":
+			return ErrNoStore
+		case "LOST":
+			return l.releaseVerdict(v, r)
+		case "ERROR":
+			return l.failure(op, &remote.Reply{Verdicts: []shellcmd.Verdict{v}})
+		}
+	}
+	if len(r.Verdicts) == 0 {
+		return l.failure(op, r)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+# h_op_list: every verified runtime, one RT line each: id, promoted (epoch),
+# size, flags (c current, p previous, P pinned, - none), name. Read-only.
+h_op_list() {
+	if [ ! -d "$h_store" ]; then
+		h_say NOSTORE
+		return
+	fi
+	h_cur=$(h_pointer current) h_prev=$(h_pointer previous)
+	set +f
+	for h_mf in "$h_store"/.meta/*; do
+		set -f
+		[ -f "$h_mf" ] || continue
+		h_i=${h_mf##*/}
+		[ -d "$h_store/$h_i" ] || continue
+		h_rname= h_rsize= h_rwhen=
+		while IFS='=' read -r h_k h_v; do
+			case $h_k in
+			name) h_rname=$h_v ;;
+			size) h_rsize=$h_v ;;
+			promoted) h_rwhen=$h_v ;;
+			esac
+		done <"$h_mf"
+		h_f=
+		if [ "$h_i" = "$h_cur" ]; then h_f=${h_f}c; fi
+		if [ "$h_i" = "$h_prev" ]; then h_f=${h_f}p; fi
+		if [ -e "$h_store/.pins/$h_i" ]; then h_f=${h_f}P; fi
+		h_say RT "$h_i" "${h_rwhen:-0}" "${h_rsize:-0}" "${h_f:--}" "${h_rname:--}"
+	done
+	set -f
+	h_say LISTED
+}
+
+# h_op_activate: switch current to h_id, under the lock (waits).
+h_op_activate() {
+	if ! h_present "$h_id"; then
+		h_say NOTFOUND "$h_id"
+		return
+	fi
+	h_take || return
+	if h_present "$h_id"; then
+		h_activate "$h_id"
+	else
+		h_say NOTFOUND "$h_id"
+	fi
+	h_release_say
+	rm -rf "$h_scr"
+}
+
+# h_op_rollback: current goes back to previous, and previous to what was
+# current, under the lock.
+h_op_rollback() {
+	h_take || return
+	h_id=$(h_pointer previous)
+	if [ -n "$h_id" ] && h_present "$h_id"; then
+		h_activate "$h_id"
+	else
+		h_say NOPREVIOUS
+	fi
+	h_release_say
+	rm -rf "$h_scr"
+}
+
+# h_op_pin: a pin keeps a runtime from garbage collection until unpinned;
+# changed under the lock, like every store mutation.
+h_op_pin() {
+	h_take || return
+	if ! h_present "$h_id"; then
+		h_say NOTFOUND "$h_id"
+	elif h_fence; then
+		if [ -n "$h_unpin" ]; then
+			rm -f "$h_store/.pins/$h_id" && h_say UNPINNED "$h_id"
+		else
+			mkdir -p "$h_store/.pins" && : >"$h_store/.pins/$h_id" && h_say PINNED "$h_id"
+		fi
+	fi
+	h_release_say
+	rm -rf "$h_scr"
+}

@@ -1,0 +1,96 @@
+# h_op_pushcheck: the first command of a push. A runtime already promoted and
+# verified costs this one command (and, with --activate, the switch under
+# the lock in the same command). Otherwise it makes the stage the upload goes
+# into, outside the lock.
+h_op_pushcheck() {
+	h_mkstore || return
+	if h_present "$h_id"; then
+		if [ -n "$h_activate" ] && [ "$(h_pointer current)" != "$h_id" ]; then
+			h_take || return
+			h_activate "$h_id"
+			h_release_say
+			rm -rf "$h_scr"
+		fi
+		h_say PRESENT "$h_id"
+		return
+	fi
+	h_stage=$h_store/.stage-$h_me
+	if h_e=$(mkdir "$h_stage" 2>&1); then
+		h_say STAGE "$h_id"
+	else
+		h_say ERROR mkdir "$(h_oneline "$h_e")"
+	fi
+}
+
+# h_op_promote: after the upload. Outside the lock: verify the archive's
+# digest, unpack it with its own modes (umask 0), drop the archive. Then wait
+# for the lock and, fenced, promote in the same command: if another client
+# promoted the same id meanwhile just drop the stage; else rename the tree
+# into runtimes/<id> (the id is checked to be absent first: mv would move
+# into an existing directory), mark it verified, and with --activate switch
+# current. The host releases the lock itself, and the stage is removed in
+# every outcome but an unknown one.
+h_op_promote() {
+	h_stage=$h_store/.stage-$h_me
+	if [ ! -f "$h_stage/artifact.tar" ]; then
+		h_say ERROR stage "the upload is missing from the stage"
+		rm -rf "$h_stage"
+		return
+	fi
+	h_got=$(h_sha256 "$h_stage/artifact.tar")
+	if [ -z "$h_got" ]; then
+		h_say ERROR nosha256 "no sha256sum, shasum or sha256 on the host"
+		rm -rf "$h_stage"
+		return
+	fi
+	if [ "$h_got" != "$h_sum" ]; then
+		h_say CORRUPT "$h_got"
+		rm -rf "$h_stage"
+		return
+	fi
+	if ! h_e=$(mkdir "$h_stage/tree" && cd "$h_stage/tree" && umask 0 && tar -xf ../artifact.tar 2>&1); then
+		h_say ERROR unpack "$(h_oneline "$h_e")"
+		rm -rf "$h_stage"
+		return
+	fi
+	rm -f "$h_stage/artifact.tar"
+	if ! h_take; then
+		rm -rf "$h_stage"
+		return
+	fi
+	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id"; fi
+	h_release_say
+	rm -rf "$h_stage" "$h_scr"
+}
+
+h_promote() {
+	h_fence || return 1
+	if h_present "$h_id"; then
+		h_say PRESENT "$h_id"
+		return 0
+	fi
+	mkdir -p "$h_store/.meta" || return 1
+	# A tree without its mark is a promotion cut short: never verified, so
+	# never activated; it goes.
+	if [ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ]; then
+		mv "$h_store/$h_id" "$h_store/.trash-$h_me" && rm -rf "$h_store/.trash-$h_me"
+	fi
+	if ! mv "$h_stage/tree" "$h_store/$h_id"; then
+		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
+		return 1
+	fi
+	if printf 'name=%s\nsize=%s\npromoted=%s\n' "$h_name" "$h_size" "$(date +%s)" >"$h_store/.meta/.$h_id-$h_me" &&
+		mv -f "$h_store/.meta/.$h_id-$h_me" "$h_store/.meta/$h_id"; then
+		h_say PROMOTED "$h_id"
+		return 0
+	fi
+	h_say ERROR promote "cannot mark $h_id verified (disk full?)"
+	return 1
+}
+
+# h_op_dropstage: removes this push's stage after a failed upload. A stage
+# whose upload ended in an unknown outcome is left for gc instead.
+h_op_dropstage() {
+	rm -rf "$h_store/.stage-$h_me"
+	h_say DROPPED
+}

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+// Kept is a runtime or stage gc left alone, and why: current, previous,
+// pinned, in-use, newest, or fresh (a stage still being written).
+type Kept struct{ ID, Why string }
+
+// GCResult says what a collection did (or, with DryRun, would do).
+type GCResult struct {
+	// NoStore: there is no store; nothing was created.
+	NoStore bool
+	// Skipped: the lock was held; nothing was touched. Holder says by whom.
+	Skipped bool
+	Holder  lock.State
+	Kept    []Kept
+	// Deleted are the runtimes removed (planned, with DryRun).
+	Deleted []string
+	// Swept are the abandoned stages and leftovers removed (planned).
+	Swept  []string
+	DryRun bool
+}
+
+// GC collects garbage: it tries the lock once, never waits, and skips a busy
+// store. It keeps current, previous, pinned runtimes and those a running
+// process uses, plus the keep newest others; deletes the rest (each moved
+// aside and checked again first); and sweeps stages nothing has written to
+// for the stale period. With dryRun it only says what it would do.
+func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (*GCResult, error) {
+	p := s.l.Params()
+	p.Keep, p.DryRun = keep, dryRun
+	r, err := s.l.Under(ctx, shellcmd.GC(p), ev, nil)
+	if err != nil {
+		return nil, err
+	}
+	res := &GCResult{DryRun: dryRun}
+	for _, v := range r.Verdicts {
+		switch v.Verb {
+		case "KEEP":
+			res.Kept = append(res.Kept, Kept{ID: v.Field(0), Why: v.Field(1)})
+		case "DELETE":
+			res.Deleted = append(res.Deleted, v.Field(0))
+		case "SWEEP":
+			res.Swept = append(res.Swept, v.Field(0))
+		case "NOPROC":
+			return res, ErrNoProcessCheck
+		}
+	}
+	err = s.l.Err(r, "gc")
+	var busy *lock.BusyError
+	switch {
+	case errors.As(err, &busy):
+		res.Skipped, res.Holder = true, busy.Holder
+		return res, nil
+	case errors.Is(err, lock.ErrNoStore):
+		res.NoStore = true
+		return res, nil
+	}
+	return res, err
+}

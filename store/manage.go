@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+// Runtime is one promoted, verified runtime.
+type Runtime struct {
+	ID       string
+	Name     string
+	Size     int64
+	Promoted time.Time
+	Current  bool
+	Previous bool
+	Pinned   bool
+}
+
+// List returns the verified runtimes, in id order. It changes nothing; a
+// missing store is an empty list.
+func (s *Store) List(ctx context.Context) ([]Runtime, error) {
+	r, err := s.l.Host().Exec(ctx, remote.Call{Body: shellcmd.List(s.l.Params())})
+	if err != nil {
+		return nil, err
+	}
+	var out []Runtime
+	for _, v := range r.Verdicts {
+		if v.Verb != "RT" {
+			continue
+		}
+		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
+		size, _ := strconv.ParseInt(v.Field(2), 10, 64)
+		flags := v.Field(3)
+		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(4)}
+		for _, f := range flags {
+			switch f {
+			case 'c':
+				rt.Current = true
+			case 'p':
+				rt.Previous = true
+			case 'P':
+				rt.Pinned = true
+			}
+		}
+		out = append(out, rt)
+	}
+	switch r.Last().Verb {
+	case "LISTED", "NOSTORE":
+		return out, nil
+	}
+	return nil, s.l.Err(r, "list")
+}
+
+// Switch says what an activation or a rollback did.
+type Switch struct {
+	// Current is the runtime current now points at; Previous is what it
+	// pointed at before ("" when nothing did).
+	Current, Previous string
+}
+
+// Activate points current at id, under the lock (waiting up to wait), and
+// records the old target as previous. The switch is a rename over the old
+// pointer: current never disappears, even for a moment.
+func (s *Store) Activate(ctx context.Context, id string, wait time.Duration, ev lock.Events) (*Switch, error) {
+	p := s.l.Params()
+	p.ID, p.Wait = id, wait
+	return s.switchTo(ctx, shellcmd.ActivateRuntime(p), ev)
+}
+
+// Rollback points current back at previous, and previous at what was
+// current, under the lock.
+func (s *Store) Rollback(ctx context.Context, wait time.Duration, ev lock.Events) (*Switch, error) {
+	p := s.l.Params()
+	p.Wait = wait
+	return s.switchTo(ctx, shellcmd.Rollback(p), ev)
+}
+
+func (s *Store) switchTo(ctx context.Context, body string, ev lock.Events) (*Switch, error) {
+	r, err := s.l.Under(ctx, body, ev, nil)
+	if err != nil {
+		return nil, err
+	}
+	var sw *Switch
+	for _, v := range r.Verdicts {
+		switch v.Verb {
+		case "ACTIVATED":
+			sw = &Switch{Current: v.Field(0)}
+			if prev := v.Field(1); prev != "-" {
+				sw.Previous = prev
+			}
+		case "NOTFOUND":
+			return nil, ErrNotFound
+		case "NOPREVIOUS":
+			return nil, ErrNoPrevious
+		}
+	}
+	if err := s.l.Err(r, "activate"); err != nil {
+		return sw, err
+	}
+	if sw == nil {
+		return nil, s.l.Err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "activate")
+	}
+	return sw, nil
+}
+
+// Pin keeps id from garbage collection (unpin: lets it go again), under
+// the lock.
+func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Duration, ev lock.Events) error {
+	p := s.l.Params()
+	p.ID, p.Unpin, p.Wait = id, unpin, wait
+	r, err := s.l.Under(ctx, shellcmd.Pin(p), ev, nil)
+	if err != nil {
+		return err
+	}
+	done := false
+	for _, v := range r.Verdicts {
+		switch v.Verb {
+		case "NOTFOUND":
+			return ErrNotFound
+		case "PINNED", "UNPINNED":
+			done = true
+		}
+	}
+	if err := s.l.Err(r, "pin"); err != nil {
+		return err
+	}
+	if !done {
+		return s.l.Err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "pin")
+	}
+	return nil
+}
