@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -66,6 +67,11 @@ type app struct {
 	try     bool
 	help    bool
 
+	name     string
+	activate bool
+	keep     int
+	dryRun   bool
+
 	set map[string]bool // flags given, by their first name
 
 	multi bool // several targets: prefix output with the host
@@ -96,6 +102,18 @@ func (a *app) specs() []flagSpec {
 		stringFlag(&a.token, "owner token", "--token"),
 		boolFlag(&a.force, "break the lock with --token even if it is not stale", "--force"),
 		boolFlag(&a.try, "one attempt; never create the store", "--try"),
+		stringFlag(&a.name, "runtime name (default: from the artifact's file name)", "--name"),
+		boolFlag(&a.activate, "switch current to the pushed runtime", "--activate"),
+		{names: []string{"--keep"}, value: true, help: "runtimes gc keeps beyond the protected ones (default 2)",
+			set: func(v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("want a number, 0 or more")
+				}
+				a.keep = n
+				return nil
+			}},
+		boolFlag(&a.dryRun, "say what gc would do, change nothing", "--dry-run"),
 	}
 	for i := range specs {
 		name := specs[i].names[0]
@@ -112,6 +130,12 @@ var commandFlags = map[string][]string{
 	"lock acquire": {"--wait", "--message", "--try"},
 	"lock release": {"--token"},
 	"lock break":   {"--force", "--token"},
+	"push":         {"--wait", "--name", "--activate"},
+	"activate":     {"--wait"},
+	"rollback":     {"--wait"},
+	"pin":          {"--wait"},
+	"unpin":        {"--wait"},
+	"gc":           {"--keep", "--dry-run"},
 }
 
 var globalFlags = []string{"--host", "--hosts-file", "--root", "--json", "--parallel", "--identity",
@@ -122,6 +146,7 @@ func (a *app) main(args []string) int {
 	a.set = map[string]bool{}
 	a.wait = defaultWait
 	a.parallel = 8
+	a.keep = 2
 	specs := a.specs()
 	pos, err := parseFlags(args, specs, true)
 	if err != nil {
@@ -152,6 +177,22 @@ func (a *app) main(args []string) int {
 		return exitOK
 	case "run":
 		return a.cmdRun(pos)
+	case "push":
+		return a.cmdPush(pos)
+	case "list":
+		if len(pos) > 0 {
+			return a.usage(usageErr("list takes no arguments"))
+		}
+		return a.cmdList()
+	case "activate", "rollback":
+		return a.cmdSwitch(cmd, pos)
+	case "pin", "unpin":
+		return a.cmdPin(cmd, pos)
+	case "gc":
+		if len(pos) > 0 {
+			return a.usage(usageErr("gc takes no arguments"))
+		}
+		return a.cmdGC()
 	case "lock status", "lock acquire", "lock release", "lock break":
 		if len(pos) > 0 {
 			return a.usage(usageErr("%s takes no arguments (got %q)", cmd, pos[0]))

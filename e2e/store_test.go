@@ -1,0 +1,454 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/store"
+)
+
+// sourceTree writes a runtime with executables, private files, nested and
+// empty directories and internal symlinks; version changes one file.
+func sourceTree(t testing.TB, version string) string {
+	t.Helper()
+	d := t.TempDir()
+	for p, mode := range map[string]fs.FileMode{"bin": 0o755, "lib/deep/er": 0o750, "share/empty": 0o700} {
+		if err := os.MkdirAll(filepath.Join(d, p), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Join(d, p), mode)
+	}
+	files := map[string]struct {
+		body string
+		mode fs.FileMode
+	}{
+		"bin/app":          {"#!/bin/sh\necho " + version + "\n", 0o755},
+		"lib/deep/er/data": {"data \x00\xff " + version, 0o600},
+		"VERSION":          {version + "\n", 0o644},
+	}
+	for p, f := range files {
+		if err := os.WriteFile(filepath.Join(d, p), []byte(f.body), f.mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Join(d, p), f.mode)
+	}
+	os.Symlink("bin/app", filepath.Join(d, "app"))
+	os.Symlink("../../../VERSION", filepath.Join(d, "lib/deep/er/version"))
+	return d
+}
+
+// pushJSON pushes and returns the result object.
+func pushJSON(t testing.TB, c *cli, args ...string) map[string]any {
+	t.Helper()
+	r := c.run(append([]string{"--json", "push"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("push %v: %s", args, r)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
+		t.Fatalf("push output is not one JSON object: %v\n%s", err, r.stdout)
+	}
+	return obj
+}
+
+func digestOf(t testing.TB, dir string) string {
+	t.Helper()
+	a, err := store.Open(dir, "x")
+	if err != nil {
+		t.Fatalf("reading %s: %v", dir, err)
+	}
+	return a.Digest
+}
+
+// TestPushTwiceUploadsNothing: a re-push of the same tree sends nothing,
+// takes one host command and adds nothing.
+func TestPushTwiceUploadsNothing(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	src := sourceTree(t, "1")
+	first := pushJSON(t, c, src, "--name", "app")
+	if first["promoted"] != true || first["uploaded_bytes"].(float64) == 0 {
+		t.Fatalf("first push: %v", first)
+	}
+	again := pushJSON(t, c, src, "--name", "app")
+	if again["present"] != true || again["uploaded_bytes"].(float64) != 0 || again["execs"].(float64) != 1 || again["id"] != first["id"] {
+		t.Fatalf("re-push: %v", again)
+	}
+	entries, _ := os.ReadDir(filepath.Join(root, "runtimes"))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != ".meta "+first["id"].(string) {
+		t.Fatalf("the store holds %v", names)
+	}
+}
+
+// TestPushActivateRollback: current follows activation and rollback, and
+// the tree on the host is the source, byte for byte, modes and symlinks
+// included.
+func TestPushActivateRollback(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	v1, v2 := sourceTree(t, "1"), sourceTree(t, "2")
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
+	p2 := pushJSON(t, c, v2, "--name", "app", "--activate")
+	id2 := p2["id"].(string)
+	if p2["previous"] != id1 {
+		t.Fatalf("activating v2: %v", p2)
+	}
+	if digestOf(t, filepath.Join(root, "current")+"/") != digestOf(t, v2) {
+		t.Fatal("current is not v2, byte for byte")
+	}
+	sameTree(t, v2, filepath.Join(root, "runtimes", id2))
+	if r := c.run("rollback"); r.code != 0 || !strings.Contains(r.stdout, "current is "+id1) {
+		t.Fatalf("rollback: %s", r)
+	}
+	if digestOf(t, filepath.Join(root, "current")+"/") != digestOf(t, v1) {
+		t.Fatal("after rollback current is not v1")
+	}
+	if r := c.run("activate", id2); r.code != 0 {
+		t.Fatalf("activate: %s", r)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+id2 {
+		t.Fatalf("current -> %s", got)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "previous")); got != "runtimes/"+id1 {
+		t.Fatalf("previous -> %s", got)
+	}
+	if r := c.run("activate", "app-000000000000"); r.code != 1 || !strings.Contains(r.stderr, "no such runtime") {
+		t.Fatalf("activating an unknown id: %s", r)
+	}
+}
+
+// sameTree compares two trees entry by entry: type, mode, contents, link.
+func sameTree(t testing.TB, want, got string) {
+	t.Helper()
+	filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(want, p)
+		q := filepath.Join(got, rel)
+		wi, _ := os.Lstat(p)
+		gi, err := os.Lstat(q)
+		if err != nil {
+			t.Errorf("%s: missing on the host", rel)
+			return nil
+		}
+		if rel != "." && wi.Mode() != gi.Mode() {
+			t.Errorf("%s: mode %v on the host, %v in the source", rel, gi.Mode(), wi.Mode())
+		}
+		switch {
+		case wi.Mode()&fs.ModeSymlink != 0:
+			wl, _ := os.Readlink(p)
+			gl, _ := os.Readlink(q)
+			if wl != gl {
+				t.Errorf("%s: link %q on the host, %q in the source", rel, gl, wl)
+			}
+		case wi.Mode().IsRegular():
+			wb, _ := os.ReadFile(p)
+			gb, _ := os.ReadFile(q)
+			if !bytes.Equal(wb, gb) {
+				t.Errorf("%s: contents differ", rel)
+			}
+		}
+		return nil
+	})
+}
+
+// TestPushWaitsForTheLock: a push that finds the store locked waits and
+// lands when it frees; 8 concurrent pushes of one id end with one runtime
+// and no stage left.
+func TestPushWaitsForTheLock(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	hold := c.run("lock", "acquire")
+	if hold.code != 0 {
+		t.Fatal(hold)
+	}
+	src := sourceTree(t, "1")
+	p := c.start("push", src, "--name", "app")
+	waitFor(t, 30*time.Second, "push waits for the lock", func() bool {
+		return strings.Contains(p.stderr(), "waiting for the store lock")
+	})
+	if r := c.run("lock", "release", "--token", strings.TrimSpace(hold.stdout)); r.code != 0 {
+		t.Fatal(r)
+	}
+	if code := p.wait(t, 60*time.Second); code != 0 || !strings.Contains(p.stdout(), "promoted") {
+		t.Fatalf("push after the release: exit %d\n%s%s", code, p.stdout(), p.stderr())
+	}
+
+	other := sourceTree(t, "2")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := newCLI(t, h, root).run("push", other, "--name", "app"); r.code != 0 {
+				t.Errorf("push %d: %s", i, r)
+			}
+		}()
+	}
+	wg.Wait()
+	entries, _ := os.ReadDir(filepath.Join(root, "runtimes"))
+	var runtimes, stages []string
+	for _, e := range entries {
+		switch {
+		case strings.HasPrefix(e.Name(), ".stage-"):
+			stages = append(stages, e.Name())
+		case !strings.HasPrefix(e.Name(), "."):
+			runtimes = append(runtimes, e.Name())
+		}
+	}
+	if len(runtimes) != 2 || len(stages) != 0 {
+		t.Fatalf("after 8 pushes of one id: runtimes %v, stages %v", runtimes, stages)
+	}
+}
+
+// TestPushRefusesEscapingArchives: archives that would write outside the
+// runtime are refused before anything reaches the host.
+func TestPushRefusesEscapingArchives(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	for name, hdr := range map[string]*tar.Header{
+		"dotdot":   {Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644},
+		"absolute": {Name: "/tmp/escape", Typeflag: tar.TypeReg, Mode: 0o644},
+		"symlink":  {Name: "link", Typeflag: tar.TypeSymlink, Linkname: "../../../etc", Mode: 0o777},
+	} {
+		root := filepath.Join(h.Dir, name)
+		archive := filepath.Join(t.TempDir(), name+".tar")
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		tw.WriteHeader(&tar.Header{Name: "ok", Typeflag: tar.TypeReg, Mode: 0o644, Size: 2})
+		tw.Write([]byte("ok"))
+		tw.WriteHeader(hdr)
+		tw.Close()
+		os.WriteFile(archive, buf.Bytes(), 0o644)
+		r := newCLI(t, h, root).run("push", archive)
+		if r.code != 1 || !strings.Contains(r.stderr, "artifact refused") || !strings.Contains(r.stderr, "nothing was sent") {
+			t.Fatalf("%s: %s", name, r)
+		}
+		if exists(root) {
+			t.Fatalf("%s: something was written on the host", name)
+		}
+	}
+}
+
+// TestPushKilledMidUpload: the client is SIGKILLed while it uploads 150 MB.
+// No lock is left, the next push succeeds, and gc sweeps the abandoned stage
+// once it is old, never while fresh.
+func TestPushKilledMidUpload(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	src := t.TempDir()
+	big, _ := os.Create(filepath.Join(src, "blob"))
+	if _, err := io.CopyN(big, rand.Reader, 150<<20); err != nil {
+		t.Fatal(err)
+	}
+	big.Close()
+	p := c.start("push", src, "--name", "big")
+	var stage string
+	waitFor(t, 60*time.Second, "upload under way", func() bool {
+		m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
+		if len(m) == 1 {
+			if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 10<<20 {
+				stage = filepath.Dir(m[0])
+				return true
+			}
+		}
+		return false
+	})
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t, 10*time.Second)
+	if exists(lockPath(root)) {
+		t.Fatal("a lock is held after the killed upload")
+	}
+	if r := c.run("push", src, "--name", "big"); r.code != 0 {
+		t.Fatalf("the next push: %s", r)
+	}
+	if r := c.run("gc"); r.code != 0 || !exists(stage) {
+		t.Fatalf("gc swept a fresh stage: %s", r)
+	}
+	old := time.Now().Add(-21 * time.Minute)
+	filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		return os.Chtimes(p, old, old)
+	})
+	if r := c.run("gc"); r.code != 0 || exists(stage) || !strings.Contains(r.stdout, filepath.Base(stage)) {
+		t.Fatalf("gc kept an abandoned stage: %s", r)
+	}
+}
+
+// TestGCKeepsWhatIsNeeded: gc keeps current, previous, pinned, in-use (a
+// process runs from it, or works in it) and the N newest; deletes the rest;
+// skips a held store touching nothing; and is inert on a missing store.
+func TestGCKeepsWhatIsNeeded(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	if r := c.run("gc"); r.code != 0 || !strings.Contains(r.stdout, "nothing to collect") || exists(root) {
+		t.Fatalf("gc on a missing store: %s (root created: %v)", r, exists(root))
+	}
+	ids := map[string]string{}
+	for _, v := range []string{"old1", "old2", "pinned", "exe", "cwd", "newest", "previous", "current"} {
+		src := sourceTree(t, v)
+		if v == "exe" {
+			sleep, _ := exec.LookPath("sleep")
+			data, _ := os.ReadFile(sleep)
+			os.WriteFile(filepath.Join(src, "bin", "sleeper"), data, 0o755)
+		}
+		args := []string{src, "--name", "app"}
+		if v == "previous" || v == "current" {
+			args = append(args, "--activate")
+		}
+		ids[v] = pushJSON(t, c, args...)["id"].(string)
+		time.Sleep(1100 * time.Millisecond) // distinct promotion times
+	}
+	if r := c.run("pin", ids["pinned"]); r.code != 0 {
+		t.Fatal(r)
+	}
+	rt := func(v string) string { return filepath.Join(root, "runtimes", ids[v]) }
+	// Started on the host as its login, like the services that use a
+	// runtime; the harness stops them with the host.
+	h.SSH(t, "exec /bin/sh -c 'nohup "+filepath.Join(rt("exe"), "bin", "sleeper")+" 300 >/dev/null 2>&1 &'")
+	h.SSH(t, "exec /bin/sh -c 'cd "+rt("cwd")+" && nohup sleep 301 >/dev/null 2>&1 &'")
+
+	hold := c.run("lock", "acquire")
+	before := c.run("list").stdout
+	r := c.run("gc", "--keep", "1")
+	if r.code != 0 || !strings.Contains(r.stdout, "skipped: store busy") || c.run("list").stdout != before {
+		t.Fatalf("gc on a held store: %s", r)
+	}
+	c.run("lock", "release", "--token", strings.TrimSpace(hold.stdout))
+
+	r = c.run("gc", "--keep", "1", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "would delete") || !exists(rt("old1")) {
+		t.Fatalf("dry run: %s", r)
+	}
+	r = c.run("--json", "gc", "--keep", "1")
+	var res struct {
+		Deleted []string
+		Kept    []struct{ ID, Why string }
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
+		t.Fatalf("gc: %s", r)
+	}
+	why := map[string]string{}
+	for _, k := range res.Kept {
+		why[k.ID] = k.Why
+	}
+	for v, want := range map[string]string{"current": "current", "previous": "previous", "pinned": "pinned", "exe": "in-use", "cwd": "in-use", "newest": "newest"} {
+		if why[ids[v]] != want || !exists(rt(v)) {
+			t.Errorf("%s: kept as %q (exists %v), want %q", v, why[ids[v]], exists(rt(v)), want)
+		}
+	}
+	if strings.Join(res.Deleted, " ") != ids["old2"]+" "+ids["old1"] && strings.Join(res.Deleted, " ") != ids["old1"]+" "+ids["old2"] {
+		t.Errorf("deleted %v, want the two old ones", res.Deleted)
+	}
+	if exists(rt("old1")) || exists(rt("old2")) {
+		t.Error("a deleted runtime is still there")
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(root, "runtimes", ".trash-*"))
+	if len(leftovers) > 0 {
+		t.Errorf("gc left %v", leftovers)
+	}
+}
+
+// TestDiskFullDuringUpload: the host's root fills up during the upload. A
+// clear error, no stage left behind, and the active runtime intact.
+func TestDiskFullDuringUpload(t *testing.T) {
+	sshd.RequireRoot(t)
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	small := filepath.Join(h.Dir, "small")
+	os.MkdirAll(small, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", small).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", small).Run() })
+	exec.Command("chown", h.User, small).Run()
+	c := newCLI(t, h, small)
+	v1 := sourceTree(t, "1")
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
+	big := t.TempDir()
+	f, _ := os.Create(filepath.Join(big, "blob"))
+	io.CopyN(f, rand.Reader, 8<<20)
+	f.Close()
+	r := c.run("push", big, "--name", "big", "--activate")
+	line := strings.TrimSuffix(r.stderr, "\n")
+	if r.code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, "free space") {
+		t.Fatalf("push onto a full disk: want one clear line:\n%s", r)
+	}
+	stages, _ := filepath.Glob(filepath.Join(small, "runtimes", ".stage-*"))
+	if len(stages) > 0 {
+		t.Errorf("stages left: %v", stages)
+	}
+	if got, _ := os.Readlink(filepath.Join(small, "current")); got != "runtimes/"+id1 {
+		t.Fatalf("current -> %q, want %s", got, id1)
+	}
+	sameTree(t, v1, filepath.Join(small, "runtimes", id1))
+}
+
+// TestFleetPushOneHostDown: a push to three hosts, one of them stopped: two
+// succeed, one reports unreachable, and the exit status is non-zero.
+func TestFleetPushOneHostDown(t *testing.T) {
+	t.Parallel()
+	// As root each host logs in as its own user, so "~/" is a different
+	// store on each; otherwise they share one, and the second finds the
+	// runtime present.
+	opts := []sshd.Options{{}, {}, {}}
+	if isRoot() {
+		opts = []sshd.Options{{Shell: "bash"}, {Shell: "dash"}, {Shell: "zsh"}}
+	}
+	var hosts []*sshd.Host
+	for _, o := range opts {
+		hosts = append(hosts, sshd.Start(t, o))
+	}
+	hosts[2].Stop()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	var lines, targets []string
+	flags := []string{}
+	for _, h := range hosts {
+		b, _ := os.ReadFile(h.KnownHosts)
+		lines = append(lines, string(b))
+		targets = append(targets, h.Target())
+		flags = append(flags, "-i", h.KeyFile)
+	}
+	os.WriteFile(kh, []byte(strings.Join(lines, "")), 0o600)
+	c := newCLI(t, hosts[0], "")
+	root := "~/fleet-" + strings.ReplaceAll(t.Name(), "/", "-")
+	c.flags = append([]string{"-H", strings.Join(targets, ","), "--known-hosts", kh, "--root", root}, flags...)
+	r := c.run("push", sourceTree(t, "1"), "--name", "app", "--activate")
+	if r.code != 1 {
+		t.Fatalf("want exit 1 (one host down):\n%s", r)
+	}
+	done := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(done) != 2 || !strings.HasPrefix(done[0]+done[1], hosts[0].Target()) && !strings.HasPrefix(done[0]+done[1], hosts[1].Target()) {
+		t.Fatalf("want the two live hosts done:\n%s", r)
+	}
+	for _, h := range hosts[:2] {
+		t.Cleanup(func() { h.SSH(t, "rm -rf "+strings.TrimPrefix(root, "~/")) })
+	}
+	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, hosts[2].Target()) || !strings.Contains(r.stderr, "cannot connect") {
+		t.Fatalf("want one line naming the stopped host:\n%s", r)
+	}
+}
