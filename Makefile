@@ -49,7 +49,7 @@ e2e:
 	$(GO) test -race -count=1 -parallel 8 -timeout 20m ./e2e/...
 
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./e2e/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e/
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }

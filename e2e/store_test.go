@@ -395,6 +395,7 @@ func TestDiskFullDuringUpload(t *testing.T) {
 	f.Close()
 	r := c.run("push", big, "--name", "big", "--activate")
 	line := strings.TrimSuffix(r.stderr, "\n")
+	t.Log(line)
 	if r.code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, "free space") {
 		t.Fatalf("push onto a full disk: want one clear line:\n%s", r)
 	}

@@ -23,7 +23,7 @@ h_op_pushcheck() {
 }
 
 # h_op_promote: after the upload. Outside the lock: verify the archive's
-# digest, unpack it with its own modes (umask 0), drop the archive. Then wait
+# digest while unpacking it with its own modes (umask 0), drop the archive. Then wait
 # for the lock and, fenced, promote in the same command: if another client
 # promoted the same id meanwhile just drop the stage; else rename the tree
 # into runtimes/<id> (the id is checked to be absent first: mv would move
@@ -37,7 +37,15 @@ h_op_promote() {
 		rm -rf "$h_stage"
 		return
 	fi
-	h_got=$(h_sha256 "$h_stage/artifact.tar")
+	# Digest and unpack side by side: both read the archive, and nothing
+	# leaves the stage before the digest matches.
+	h_sha256 "$h_stage/artifact.tar" >"$h_stage/sum" &
+	h_sp=$!
+	h_e=$(mkdir "$h_stage/tree" && cd "$h_stage/tree" && umask 0 && tar -xf ../artifact.tar 2>&1)
+	h_ux=$?
+	wait "$h_sp"
+	h_got=
+	{ IFS= read -r h_got <"$h_stage/sum"; } 2>/dev/null
 	if [ -z "$h_got" ]; then
 		h_say ERROR nosha256 "no sha256sum, shasum or sha256 on the host"
 		rm -rf "$h_stage"
@@ -48,7 +56,7 @@ h_op_promote() {
 		rm -rf "$h_stage"
 		return
 	fi
-	if ! h_e=$(mkdir "$h_stage/tree" && cd "$h_stage/tree" && umask 0 && tar -xf ../artifact.tar 2>&1); then
+	if [ "$h_ux" -ne 0 ]; then
 		h_say ERROR unpack "$(h_oneline "$h_e")"
 		rm -rf "$h_stage"
 		return
