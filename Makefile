@@ -15,17 +15,23 @@ all: build
 build:
 	$(GO) build -o bin/hoist ./cmd/hoist
 
-# The main job on the built-in local target: no ssh, no setup. The store goes
-# to a scratch root so that nothing in your home is touched.
+# The main job on the built-in local target: no ssh, no setup. A small
+# runtime is pushed, activated, replaced, rolled back and collected; the store
+# goes to a scratch root so that nothing in your home is touched.
 demo: build
-	@root=$$(mktemp -d)/hoist; set -x; \
-	bin/hoist --root "$$root" lock status; \
-	bin/hoist --root "$$root" run -- sh -c 'echo "hello from $$(uname -n), under the store lock"'; \
-	token=$$(bin/hoist --root "$$root" lock acquire --message "make demo"); \
-	bin/hoist --root "$$root" lock status; \
-	bin/hoist --root "$$root" run --wait 1s -- true; \
-	bin/hoist --root "$$root" lock release --token "$$token"; \
-	bin/hoist --root "$$root" lock status --json
+	@set -e; tmp=$$(mktemp -d); root=$$tmp/hoist; src=$$tmp/hello; \
+	mkdir -p $$src/bin; printf '#!/bin/sh\necho "hello from runtime v1"\n' >$$src/bin/hello; chmod +x $$src/bin/hello; \
+	set -x; \
+	bin/hoist --root "$$root" push "$$src" --activate; \
+	bin/hoist --root "$$root" push "$$src"; \
+	bin/hoist --root "$$root" run -- "$$root/current/bin/hello"; \
+	sed -i 's/v1/v2/' $$src/bin/hello; \
+	bin/hoist --root "$$root" push "$$src" --activate; \
+	bin/hoist --root "$$root" run -- "$$root/current/bin/hello"; \
+	bin/hoist --root "$$root" list; \
+	bin/hoist --root "$$root" rollback; \
+	bin/hoist --root "$$root" gc --keep 0 --dry-run; \
+	bin/hoist --root "$$root" lock status
 
 # Installs the test dependencies when any is missing (apt-get, as root or
 # through sudo) and the Go modules.

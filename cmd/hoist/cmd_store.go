@@ -33,6 +33,9 @@ func (a *app) cmdPush(args []string) int {
 	if len(args) != 1 {
 		return a.usage(usageErr("push takes one artifact: a directory, .tar, .tar.gz or .tgz"))
 	}
+	if a.name != "" && !store.ValidName(a.name) {
+		return a.usage(usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", a.name))
+	}
 	art, err := store.Open(args[0], a.name)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "hoist: %s: %v\n", args[0], err)
