@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,12 +69,7 @@ func BenchmarkPushRoundTrips(b *testing.B) {
 func BenchmarkUpload256MiB(b *testing.B) {
 	const size = 256 << 20
 	h := sshd.Start(b, sshd.Options{})
-	src := b.TempDir()
-	f, _ := os.Create(filepath.Join(src, "blob"))
-	if _, err := io.CopyN(f, rand.Reader, size); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	src := randomTree(b, size)
 	a, err := store.Open(src, "big")
 	if err != nil {
 		b.Fatal(err)

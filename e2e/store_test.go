@@ -64,6 +64,22 @@ func pushJSON(t testing.TB, c *cli, args ...string) map[string]any {
 	return obj
 }
 
+// randomTree is a runtime of one file of n random bytes, which no
+// compression or deduplication can shrink.
+func randomTree(t testing.TB, n int64) string {
+	t.Helper()
+	d := t.TempDir()
+	f, err := os.Create(filepath.Join(d, "blob"))
+	if err == nil {
+		_, err = io.CopyN(f, rand.Reader, n)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func digestOf(t testing.TB, dir string) string {
 	t.Helper()
 	a, err := store.Open(dir, "x")
@@ -259,12 +275,7 @@ func TestPushKilledMidUpload(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{})
 	root := filepath.Join(h.Dir, "store")
 	c := newCLI(t, h, root)
-	src := t.TempDir()
-	big, _ := os.Create(filepath.Join(src, "blob"))
-	if _, err := io.CopyN(big, rand.Reader, 150<<20); err != nil {
-		t.Fatal(err)
-	}
-	big.Close()
+	src := randomTree(t, 150<<20)
 	p := c.start("push", src, "--name", "big")
 	var stage string
 	waitFor(t, 60*time.Second, "upload under way", func() bool {
@@ -389,10 +400,7 @@ func TestDiskFullDuringUpload(t *testing.T) {
 	c := newCLI(t, h, small)
 	v1 := sourceTree(t, "1")
 	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
-	big := t.TempDir()
-	f, _ := os.Create(filepath.Join(big, "blob"))
-	io.CopyN(f, rand.Reader, 8<<20)
-	f.Close()
+	big := randomTree(t, 8<<20)
 	r := c.run("push", big, "--name", "big", "--activate")
 	line := strings.TrimSuffix(r.stderr, "\n")
 	t.Log(line)
