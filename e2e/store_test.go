@@ -267,8 +267,8 @@ func TestPushRefusesEscapingArchives(t *testing.T) {
 	}
 }
 
-// TestPushKilledMidUpload: the client is SIGKILLed while it uploads 150 MB.
-// No lock is left, the next push succeeds, and gc sweeps the abandoned stage
+// TestPushKilledMidUpload: Ctrl-C during the upload of 150 MB stops it and
+// removes the stage. A client SIGKILLed while it uploads leaves no lock, the next push succeeds, and gc sweeps the abandoned stage
 // once it is old, never while fresh.
 func TestPushKilledMidUpload(t *testing.T) {
 	t.Parallel()
@@ -276,18 +276,31 @@ func TestPushKilledMidUpload(t *testing.T) {
 	root := filepath.Join(h.Dir, "store")
 	c := newCLI(t, h, root)
 	src := randomTree(t, 150<<20)
-	p := c.start("push", src, "--name", "big")
-	var stage string
-	waitFor(t, 60*time.Second, "upload under way", func() bool {
-		m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
-		if len(m) == 1 {
-			if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 10<<20 {
-				stage = filepath.Dir(m[0])
-				return true
+	uploading := func() string {
+		var stage string
+		waitFor(t, 60*time.Second, "upload under way", func() bool {
+			m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
+			if len(m) == 1 {
+				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 10<<20 {
+					stage = filepath.Dir(m[0])
+					return true
+				}
 			}
-		}
-		return false
-	})
+			return false
+		})
+		return stage
+	}
+	// Ctrl-C stops the upload and removes its stage.
+	p := c.start("push", src, "--name", "big")
+	stage := uploading()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t, 30*time.Second); code != 130 || !strings.Contains(p.stderr(), "stage was removed") {
+		t.Fatalf("interrupted push: exit %d: %s", code, p.stderr())
+	}
+	waitFor(t, 10*time.Second, "stage removed", func() bool { return !exists(stage) })
+
+	p = c.start("push", src, "--name", "big")
+	stage = uploading()
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.wait(t, 10*time.Second)
 	if exists(lockPath(root)) {

@@ -31,6 +31,9 @@ var (
 	// ErrCorrupt: the archive on the host does not have the digest of the
 	// one sent. The stage was removed; push again.
 	ErrCorrupt = errors.New("the upload arrived corrupted (digest mismatch); nothing was installed")
+	// ErrStopped: the push was asked to stop during its upload; the stage
+	// was removed and nothing was installed.
+	ErrStopped = errors.New("stopped during the upload; the stage was removed and nothing was installed")
 	// ErrNotFound: no verified runtime has that id on the host.
 	ErrNotFound = errors.New("no such runtime on the host")
 	// ErrNoPrevious: rollback found no previous runtime to go back to.
@@ -50,7 +53,8 @@ type PushOptions struct {
 	// sent so far and the total.
 	Progress func(sent, total int64)
 	Events   lock.Events
-	// Stop, when closed, makes the host stop waiting for the lock.
+	// Stop, when closed, stops the upload (removing the stage) or makes the
+	// host stop waiting for the lock (it then removes the stage itself).
 	Stop <-chan struct{}
 }
 
@@ -101,8 +105,25 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		return res, s.l.Err(r, "push")
 	}
 
-	sum, err := s.upload(ctx, up, a, p.Token, res, opts.Progress)
+	upCtx, cancelUp := context.WithCancel(ctx)
+	defer cancelUp()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-opts.Stop:
+			close(stopped)
+			cancelUp()
+		case <-upCtx.Done():
+		}
+	}()
+	sum, err := s.upload(upCtx, up, a, p.Token, res, opts.Progress)
 	if err != nil {
+		select {
+		case <-stopped:
+			s.dropStage(ctx, p, res)
+			return res, ErrStopped
+		default:
+		}
 		if !errors.Is(err, transport.ErrUnknownOutcome) && ctx.Err() == nil {
 			s.dropStage(ctx, p, res)
 		}
