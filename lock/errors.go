@@ -65,6 +65,11 @@ func (e *HostError) Error() string {
 		return "cannot write the lock's owner record: " + e.Detail + "; check free space and permissions"
 	case "lockpath":
 		return fmt.Sprintf("the lock path %s is a file or a symlink, not a directory; refusing to touch it; remove it by hand if it is not meant to be there", e.Detail)
+	case "unpack", "promote", "switch", "stage", "nosha256":
+		return "the host could not " + map[string]string{
+			"unpack": "unpack the upload", "promote": "promote the runtime", "switch": "switch current",
+			"stage": "find the upload", "nosha256": "verify the upload",
+		}[e.Code] + ": " + e.Detail
 	case "guard":
 		return "the steal guard stayed busy; retry, and if it persists run hoist lock status"
 	}

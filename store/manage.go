@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -67,6 +68,9 @@ type Switch struct {
 // records the old target as previous. The switch is a rename over the old
 // pointer: current never disappears, even for a moment.
 func (s *Store) Activate(ctx context.Context, id string, wait time.Duration, ev lock.Events) (*Switch, error) {
+	if !ValidName(id) {
+		return nil, fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
+	}
 	p := s.l.Params()
 	p.ID, p.Wait = id, wait
 	return s.switchTo(ctx, shellcmd.ActivateRuntime(p), ev)
@@ -111,6 +115,9 @@ func (s *Store) switchTo(ctx context.Context, body string, ev lock.Events) (*Swi
 // Pin keeps id from garbage collection (unpin: lets it go again), under
 // the lock.
 func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Duration, ev lock.Events) error {
+	if !ValidName(id) {
+		return fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
+	}
 	p := s.l.Params()
 	p.ID, p.Unpin, p.Wait = id, unpin, wait
 	r, err := s.l.Under(ctx, shellcmd.Pin(p), ev, nil)
