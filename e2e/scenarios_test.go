@@ -212,9 +212,12 @@ func TestInterruptStopsThenDetaches(t *testing.T) {
 	})
 	t.Run("detach", func(t *testing.T) {
 		root := filepath.Join(h.Dir, "detach")
-		done := filepath.Join(h.Dir, "detach-done")
-		s := newCLI(t, h, root).start("run", "--", "sh", "-c", "trap '' TERM; sleep 2; touch "+done)
+		ready, done := filepath.Join(h.Dir, "detach-ready"), filepath.Join(h.Dir, "detach-done")
+		// The command ignores the stop request (SIGTERM), so that only a
+		// detach ends the client; it says when its trap is in place.
+		s := newCLI(t, h, root).start("run", "--", "sh", "-c", "trap '' TERM; touch "+ready+"; sleep 2; touch "+done)
 		waitStarted(t, s, root)
+		waitFor(t, 20*time.Second, "command ignores SIGTERM", func() bool { return exists(ready) })
 		s.cmd.Process.Signal(syscall.SIGINT)
 		waitFor(t, 5*time.Second, "stop request acknowledged", func() bool { return strings.Contains(s.stderr(), "again to detach") })
 		s.cmd.Process.Signal(syscall.SIGINT)
