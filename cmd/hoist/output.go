@@ -130,6 +130,13 @@ func (a *app) printHelp() {
 usage: hoist [global flags] COMMAND [flags] [args]
 
 commands:
+  push ARTIFACT [--name NAME] [--activate] [--wait D]
+                                    install a directory or .tar/.tar.gz/.tgz as a runtime
+  list                              the runtimes on each host
+  activate ID [--wait D]            point current at ID; the old one becomes previous
+  rollback [--wait D]               point current back at previous
+  pin ID | unpin ID                 keep ID from gc, or let it go
+  gc [--keep N] [--dry-run]         delete what nothing needs; tries the lock once
   run [--wait D] -- CMD [ARG...]    run CMD on each host under the store lock
   lock status                       show the store lock (read-only)
   lock acquire [--wait D] [--message TEXT] [--try]
