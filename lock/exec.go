@@ -2,11 +2,13 @@ package lock
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/transport"
 )
 
 // Params returns what every fragment on this lock needs, with a new token.
@@ -47,10 +49,16 @@ func (l *Lock) Under(ctx context.Context, body string, ev Events, stop <-chan st
 // Err reads the lock's part of a reply to a fragment run with Under: a
 // *BusyError, ErrAbandoned, ErrNoStore, a *LostError (fencing found the lock
 // taken over, or the release did), a *HostError, or nil when the reply holds
-// none of them. A reply without any verdict is an error too.
+// none of them. A reply without any verdict is an error too, and one that
+// took the lock without saying it released it is an unknown outcome.
 func (l *Lock) Err(r *remote.Reply, op string) error {
+	acquired, released := false, false
 	for _, v := range r.Verdicts {
 		switch v.Verb {
+		case "ACQUIRED":
+			acquired = true
+		case "RELEASED":
+			released = true
 		case "BUSY":
 			return &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
 		case "ABANDONED":
@@ -65,6 +73,11 @@ func (l *Lock) Err(r *remote.Reply, op string) error {
 	}
 	if len(r.Verdicts) == 0 {
 		return l.failure(op, r)
+	}
+	if acquired && !released {
+		// The host shell stopped between taking the lock and releasing it:
+		// what it did and whether the lock is still held are unknown.
+		return transport.UnknownOutcome(fmt.Errorf("%s: the host stopped before it released the lock (exit %d)", op, r.Status))
 	}
 	return nil
 }

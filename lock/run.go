@@ -3,14 +3,17 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/transport"
 )
 
 // RunOptions configure [Lock.Run].
@@ -40,6 +43,11 @@ type RunResult struct {
 	Lost *LostError
 	// Stolen describes the lock the run took over, when it stole one.
 	Stolen *State
+	// ReleaseErr is set when the command ended but the host did not report
+	// releasing the lock (a busy guard, a host shell cut short): the lock
+	// may stay held until the stale rule frees it.
+	ReleaseErr error
+	released   bool
 }
 
 // Run acquires the lock, runs argv and releases the lock in one host command.
@@ -94,6 +102,13 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 				if opts.Events.Started != nil {
 					opts.Events.Started()
 				}
+			case "RELEASED":
+				res.released = true
+			case "ERROR":
+				if res.Exited || res.Started {
+					code, detail, _ := strings.Cut(v.Field(0), " ")
+					res.ReleaseErr = &HostError{Code: code, Detail: detail}
+				}
 			case "LOST":
 				if v.Field(0) == "-" {
 					res.Lost = &LostError{Holder: State{Store: true}}
@@ -111,7 +126,15 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		return res, err
 	}
 	if res.Exited {
+		if !res.released && res.Lost == nil && res.ReleaseErr == nil {
+			res.ReleaseErr = fmt.Errorf("the host did not report releasing the lock (exit %d)", r.Status)
+		}
 		return res, nil
+	}
+	if res.Started {
+		// The host shell stopped after starting the command and before its
+		// status: the command may still run, holding the lock.
+		return res, transport.UnknownOutcome(fmt.Errorf("the host stopped reporting after the command started (exit %d)", r.Status))
 	}
 	v := r.Last()
 	switch v.Verb {

@@ -141,7 +141,11 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 func (h *Host) cacheFacts(v shellcmd.Verdict) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.facts = &shellcmd.Facts{Boot: v.Field(0), Stat: v.Field(1), Nap: v.Field(2), Home: v.Field(3)}
+	home := v.Field(3)
+	if home == "-" {
+		home = "" // HOME is unset or empty on the host
+	}
+	h.facts = &shellcmd.Facts{Boot: v.Field(0), Stat: v.Field(1), Nap: v.Field(2), Home: home}
 }
 
 // newMarker is unique per exec, so no output can forge a verdict by accident.

@@ -28,10 +28,22 @@ type Record struct {
 
 const recordTag = "hoist-lock/1"
 
-// Encode renders the client's part of the record.
+// MaxField bounds each client value in a record, so that a record, and every
+// verdict that carries it, stays far below the verdict line limit.
+const MaxField = 512
+
+// Encode renders the client's part of the record. Longer values are cut to
+// MaxField bytes.
 func (r Record) Encode() string {
 	return fmt.Sprintf("pid=%d who=%s ver=%s cmd=%s msg=%s",
-		r.PID, pct(r.Who), pct(r.Version), pct(r.Command), pct(r.Message))
+		r.PID, pct(cut(r.Who)), pct(cut(r.Version)), pct(cut(r.Command)), pct(cut(r.Message)))
+}
+
+func cut(s string) string {
+	if len(s) > MaxField {
+		return s[:MaxField]
+	}
+	return s
 }
 
 // ParseRecord parses a record's first line strictly: ok is false for anything

@@ -99,7 +99,10 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	switch r.Last().Verb {
 	case "PRESENT":
 		res.Present = true
-		return res, s.l.Err(r, "push")
+		if err := s.l.Err(r, "push"); err != nil {
+			return res, err
+		}
+		return res, res.activation(opts)
 	case "STAGE":
 	default:
 		return res, s.l.Err(r, "push")
@@ -145,7 +148,15 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	if !res.Promoted && !res.Present {
 		return res, fmt.Errorf("push: the host did not confirm the promotion of %s", res.ID)
 	}
-	return res, nil
+	return res, res.activation(opts)
+}
+
+// activation fails a push asked to activate whose host did not say it did.
+func (res *PushResult) activation(opts PushOptions) error {
+	if opts.Activate && !res.Activated {
+		return fmt.Errorf("push: %s is in place, but the host did not confirm that it is current; see hoist list", res.ID)
+	}
+	return nil
 }
 
 func (res *PushResult) read(r *remote.Reply) {
@@ -157,7 +168,7 @@ func (res *PushResult) read(r *remote.Reply) {
 			res.Present = true
 		case "ACTIVATED":
 			res.Activated = true
-			if prev := v.Field(1); prev != "-" {
+			if prev := v.Field(1); prev != "-" && prev != v.Field(0) {
 				res.Previous = prev
 			}
 		}

@@ -86,8 +86,10 @@ func (l *Local) Run(ctx context.Context, req Request) (int, error) {
 	case <-ctx.Done():
 		// Detach: the host side sees its input close and its output break,
 		// and carries on by itself. The process is reaped in the background.
+		// Nothing reaches the writers once Run has returned.
 		closeStdin()
 		closeAll(outR, errR)
+		copies.Wait()
 		return 0, UnknownOutcome(ctx.Err())
 	}
 }

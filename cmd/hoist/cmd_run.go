@@ -71,6 +71,10 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, stop chan 
 		a.say(name, "%v; the new holder was left alone", res.Lost)
 		r.json["lock_lost"] = true
 	}
+	if res.ReleaseErr != nil {
+		a.say(name, "the command ended, but the lock may still be held: %v; see hoist lock status", res.ReleaseErr)
+		r.json["release_error"] = res.ReleaseErr.Error()
+	}
 	switch {
 	case err != nil && errors.Is(err, transport.ErrUnknownOutcome) && sig() != 0:
 		if res.Started {

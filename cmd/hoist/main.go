@@ -11,10 +11,13 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/hoistdev/hoist/shellcmd"
 )
 
 // Exit codes scripts and CI rely on.
@@ -229,6 +232,9 @@ func (a *app) checkFlags(cmd string) error {
 			return usageErr("flag %s does not apply to %s", f, cmd)
 		}
 	}
+	if len(a.message) > shellcmd.MaxField {
+		return usageErr("--message is longer than %d bytes", shellcmd.MaxField)
+	}
 	if a.force && a.token == "" {
 		return usageErr("--force needs --token TOKEN (see hoist lock status)")
 	}
@@ -269,11 +275,11 @@ func (a *app) note(format string, args ...any) {
 }
 
 // interrupted turns signals into cancellations. The first signal calls
-// first; a second one calls second. It returns the exit code of the first
-// signal, or 0 while none has come, through the returned function.
+// first; a second one calls second. The returned function gives the exit
+// code of the first signal, or 0 while none has come; it is safe to call
+// from any goroutine.
 func (a *app) interrupted(ctx context.Context, first, second func(os.Signal)) func() int {
-	code := make(chan int, 1)
-	var got int
+	var code atomic.Int32
 	go func() {
 		n := 0
 		for {
@@ -283,7 +289,7 @@ func (a *app) interrupted(ctx context.Context, first, second func(os.Signal)) fu
 			case s := <-a.signals:
 				n++
 				if n == 1 {
-					code <- signalExit(s)
+					code.Store(int32(signalExit(s)))
 					first(s)
 				} else if second != nil {
 					second(s)
@@ -291,15 +297,7 @@ func (a *app) interrupted(ctx context.Context, first, second func(os.Signal)) fu
 			}
 		}
 	}()
-	return func() int {
-		if got == 0 {
-			select {
-			case got = <-code:
-			default:
-			}
-		}
-		return got
-	}
+	return func() int { return int(code.Load()) }
 }
 
 func signalExit(s os.Signal) int {

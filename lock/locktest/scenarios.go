@@ -136,8 +136,9 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	if facts == nil || facts.Boot == "-" {
 		t.Skip("this host has no readable boot identity: the previous-boot rule does not apply")
 	}
-	// Rewrite the record as if written on another boot; a fresh mtime.
-	e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=[^ ]* / boot=00000000-0000-0000-0000-000000000000\/1 /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir())))
+	// Rewrite the record as if written on another boot of this machine;
+	// a fresh mtime.
+	e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=\([^ :]*\):[^ ]* / boot=\1:00000000-0000-0000-0000-000000000000\/1 /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir())))
 	var stole lock.State
 	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = s }})
 	must(t, err)
@@ -147,10 +148,13 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	if !strings.Contains(stole.Reason(), "previous boot") {
 		t.Fatalf("reason does not say why: %q", stole.Reason())
 	}
-	// An unknown boot is no evidence: a record with boot "-" is kept.
-	e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=[^ ]* / boot=- /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir())))
-	_, err = e.lock().Acquire(e.ctx(), 0, lock.Events{})
-	wantBusy(t, err)
+	// Another machine's boot says nothing (a store on shared storage), and
+	// an unknown boot is no evidence: such records are kept.
+	for _, boot := range []string{"other-machine:00000000-0000-0000-0000-000000000000\\/1", "-"} {
+		e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=[^ ]* / boot=%s /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir()), boot))
+		_, err = e.lock().Acquire(e.ctx(), 0, lock.Events{})
+		wantBusy(t, err)
+	}
 }
 
 func testReleaseKeepsSuccessor(t *testing.T, e *env) {

@@ -26,7 +26,8 @@ h_sample() {
 	"hoist-lock/1 token="?*" boot="?*" since="*)
 		set -- $h_line
 		h_tok=${2#token=} h_lboot=${3#boot=}
-		case $h_tok$h_lboot in *[!0-9a-f/-]*) h_tok= h_lboot= ;; esac
+		case $h_tok in *[!0-9a-f-]*) h_tok= h_lboot= ;; esac
+		case $h_lboot in *[!0-9A-Za-z.:/-]*) h_tok= h_lboot= ;; esac
 		;;
 	esac
 	return 0

@@ -1,25 +1,34 @@
-# h_inuse: prints the runtime ids some process uses: its executable or
-# working directory lies in one (/proc/*/exe, /proc/*/cwd), or its command
-# line names a path in one (ps). Fails when neither /proc nor ps can be read:
-# then nothing can be known to be unused.
+# h_inuse: prints the runtime ids some process uses: its executable, working
+# directory, open files or mapped files lie in one (/proc/*/exe, cwd, fd,
+# maps), or its command line names a path in one (ps). Paths are matched
+# against the store as given and as resolved (/proc shows resolved paths).
+# Fails when neither /proc nor ps yields anything: then nothing can be known
+# to be unused. A login that is not root sees /proc links of its own
+# processes only; other users' processes count by their command lines.
 h_inuse() {
 	h_seen=
 	set +f
-	h_pl=$(ls -l /proc/[0-9]*/exe /proc/[0-9]*/cwd 2>/dev/null) && [ -n "$h_pl" ] && h_seen=1
+	h_pl=$({ ls -l /proc/[0-9]*/exe /proc/[0-9]*/cwd /proc/[0-9]*/fd/ && cat /proc/[0-9]*/maps; } 2>/dev/null)
 	set -f
-	h_ps=$(ps -A -o args= 2>/dev/null) && [ -n "$h_ps" ] && h_seen=1
+	[ -z "$h_pl" ] || h_seen=1
+	h_ps=$(ps -A -o args= 2>/dev/null)
+	[ -z "$h_ps" ] || h_seen=1
 	[ -n "$h_seen" ] || return 1
-	printf '%s\n%s\n' "$h_pl" "$h_ps" | h_s=$h_store/ awk '
-		BEGIN { s = ENVIRON["h_s"] }
+	h_real=$(cd "$h_store" 2>/dev/null && pwd -P)
+	printf '%s\n%s\n' "$h_pl" "$h_ps" | h_s=$h_store/ h_r=${h_real:+$h_real/} awk '
+		BEGIN { s[1] = ENVIRON["h_s"]; s[2] = ENVIRON["h_r"] }
 		{
-			line = $0
-			while ((i = index(line, s)) > 0) {
-				line = substr(line, i + length(s))
-				id = line
-				sub(/[\/ ].*/, "", id)
-				# .trash-<36-character token>-<id>: a victim moved aside
-				if (substr(id, 1, 7) == ".trash-") id = substr(id, 45)
-				if (id != "") print id
+			for (k = 1; k <= 2; k++) {
+				if (s[k] == "") continue
+				line = $0
+				while ((i = index(line, s[k])) > 0) {
+					line = substr(line, i + length(s[k]))
+					id = line
+					sub(/[\/ ].*/, "", id)
+					# .trash-<36-character token>-<id>: a victim moved aside
+					if (substr(id, 1, 7) == ".trash-") id = substr(id, 45)
+					if (id != "") print id
+				}
 			}
 		}' | sort -u
 }
@@ -146,12 +155,20 @@ h_gc_delete() {
 	h_cur=$(h_pointer current) h_prev=$(h_pointer previous)
 	for h_i in $h_moved; do
 		if h_listed "$h_i" "$h_used" || [ "$h_i" = "$h_cur" ] || [ "$h_i" = "$h_prev" ] || [ -e "$h_store/.pins/$h_i" ]; then
-			mv "$h_store/.trash-$h_me-$h_i" "$h_store/$h_i"
-			h_say KEEP "$h_i" in-use
+			# Put back only onto an absent name: mv would move it into an
+			# existing directory.
+			if [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && mv "$h_store/.trash-$h_me-$h_i" "$h_store/$h_i"; then
+				h_say KEEP "$h_i" in-use
+			else
+				h_say ERROR gc "could not put $h_i back; it is in $h_storedir/.trash-$h_me-$h_i"
+			fi
 		else
 			rm -f "$h_store/.meta/$h_i"
-			rm -rf "$h_store/.trash-$h_me-$h_i"
-			h_say DELETE "$h_i" done
+			if h_rmtree "$h_store/.trash-$h_me-$h_i"; then
+				h_say DELETE "$h_i" done
+			else
+				h_say DELETE "$h_i" failed
+			fi
 		fi
 	done
 	IFS=$h_ifs
@@ -163,11 +180,18 @@ h_gc_sweep() {
 '
 	for h_d in $h_stages; do
 		case $h_d in .trash-"$h_me"-*) continue ;; esac
+		# A promotion waiting for the lock writes nothing to its stage,
+		# but keeps its scratch directory (same token) fresh.
+		h_stok=${h_d#.stage-}
+		if [ "$h_stok" != "$h_d" ] && [ -d "$h_root/$h_runsdir/$h_stok" ] && ! h_stage_idle "$h_root/$h_runsdir/$h_stok"; then
+			h_say KEEP "$h_d" waiting
+			continue
+		fi
 		if h_stage_idle "$h_store/$h_d"; then
 			if [ -n "$h_dry" ]; then
 				h_say SWEEP "$h_d" plan
 			elif h_owned; then
-				rm -rf "$h_store/$h_d" && h_say SWEEP "$h_d" done
+				h_rmtree "$h_store/$h_d" && h_say SWEEP "$h_d" done
 			fi
 		else
 			h_say KEEP "$h_d" fresh

@@ -35,23 +35,29 @@ h_guard_drop() {
 	rmdir "$h_guard" 2>/dev/null
 }
 
-# h_guard_break: a guard is held for milliseconds, so one untouched for
-# h_gstale seconds, or left by a previous boot, belongs to a process that died.
-# Only the entries observed here are removed, by name: a live successor's
-# guard has another entry, so the rmdir that follows fails instead of
-# removing it.
+# h_guard_break: a guard is held for milliseconds, so an entry untouched for
+# h_gstale seconds, or recorded on a previous boot, belongs to a process that
+# died. Each entry is judged on its own evidence (its own age, its own boot)
+# and removed by name, so a guard that was replaced meanwhile keeps its live
+# holder's entry, and the rmdir that follows fails instead of removing it.
+# An empty guard (its creator died between mkdir and its entry) goes once it
+# is old; a creator caught in that gap fails its own check and backs off.
 h_guard_break() {
-	h_age "$h_guard" || return 0
 	h_ge=$(ls -A "$h_guard" 2>/dev/null) || return 0
-	if [ "$h_a" -lt "$h_gstale" ]; then
-		case $h_ge in '' | *[!0-9a-f-]*) return 0 ;; esac
-		{ IFS= read -r h_gb <"$h_guard/$h_ge"; } 2>/dev/null || return 0
-		h_prevboot "$h_gb" || return 0
+	if [ -z "$h_ge" ]; then
+		if h_age "$h_guard" && [ "$h_a" -ge "$h_gstale" ]; then rmdir "$h_guard" 2>/dev/null; fi
+		return 0
 	fi
 	h_ifs=$IFS
 	IFS='
 '
-	for h_e in $h_ge; do rm -rf "$h_guard/$h_e"; done
+	for h_e in $h_ge; do
+		h_gb=
+		{ IFS= read -r h_gb <"$h_guard/$h_e"; } 2>/dev/null
+		if h_prevboot "$h_gb" || { h_age "$h_guard/$h_e" && [ "$h_a" -ge "$h_gstale" ]; }; then
+			rm -rf "$h_guard/$h_e"
+		fi
+	done
 	IFS=$h_ifs
 	rmdir "$h_guard" 2>/dev/null
 	return 0

@@ -24,9 +24,10 @@ h_age() {
 	h_a=$((h_n - h_t))
 }
 
-# h_prevboot BOOT: BOOT is known and is not this host's current boot.
+# h_prevboot BOOT: BOOT is known, of this machine, and not its current boot.
 h_prevboot() {
-	[ -n "$1" ] && [ "$1" != - ] && [ "$h_boot" != - ] && [ "$1" != "$h_boot" ]
+	case $1:$h_boot in *:*:*:*) ;; *) return 1 ;; esac
+	[ "${1%%:*}" = "${h_boot%%:*}" ] && [ "$1" != "$h_boot" ]
 }
 
 # h_badpath: the lock path exists but is not a plain directory. A file or a

@@ -5,14 +5,27 @@
 h_op_pushcheck() {
 	h_mkstore || return
 	if h_present "$h_id"; then
-		if [ -n "$h_activate" ] && [ "$(h_pointer current)" != "$h_id" ]; then
-			h_take || return
+		if [ -z "$h_activate" ]; then
+			h_say PRESENT "$h_id"
+			return
+		fi
+		if [ "$(h_pointer current)" = "$h_id" ]; then
+			h_say ACTIVATED "$h_id" "$h_id"
+			h_say PRESENT "$h_id"
+			return
+		fi
+		h_take || return
+		# Checked again under the lock: a gc may have taken it meanwhile,
+		# and then it is uploaded again like any missing runtime.
+		if h_present "$h_id"; then
 			h_activate "$h_id"
 			h_release_say
 			rm -rf "$h_scr"
+			h_say PRESENT "$h_id"
+			return
 		fi
-		h_say PRESENT "$h_id"
-		return
+		h_release_say
+		rm -rf "$h_scr"
 	fi
 	h_stage=$h_store/.stage-$h_me
 	if h_e=$(mkdir "$h_stage" 2>&1); then
@@ -34,7 +47,7 @@ h_op_promote() {
 	h_stage=$h_store/.stage-$h_me
 	if [ ! -f "$h_stage/artifact.tar" ]; then
 		h_say ERROR stage "the upload is missing from the stage"
-		rm -rf "$h_stage"
+		h_rmtree "$h_stage"
 		return
 	fi
 	# Digest and unpack side by side: both read the archive, and nothing
@@ -48,27 +61,28 @@ h_op_promote() {
 	{ IFS= read -r h_got <"$h_stage/sum"; } 2>/dev/null
 	if [ -z "$h_got" ]; then
 		h_say ERROR nosha256 "no sha256sum, shasum or sha256 on the host"
-		rm -rf "$h_stage"
+		h_rmtree "$h_stage"
 		return
 	fi
 	if [ "$h_got" != "$h_sum" ]; then
 		h_say CORRUPT "$h_got"
-		rm -rf "$h_stage"
+		h_rmtree "$h_stage"
 		return
 	fi
 	if [ "$h_ux" -ne 0 ]; then
 		h_say ERROR unpack "$(h_oneline "$h_e")"
-		rm -rf "$h_stage"
+		h_rmtree "$h_stage"
 		return
 	fi
 	rm -f "$h_stage/artifact.tar"
 	if ! h_take; then
-		rm -rf "$h_stage"
+		h_rmtree "$h_stage"
 		return
 	fi
 	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id"; fi
 	h_release_say
-	rm -rf "$h_stage" "$h_scr"
+	h_rmtree "$h_stage"
+	rm -rf "$h_scr"
 }
 
 h_promote() {
@@ -81,7 +95,11 @@ h_promote() {
 	# A tree without its mark is a promotion cut short: never verified, so
 	# never activated; it goes.
 	if [ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ]; then
-		mv "$h_store/$h_id" "$h_store/.trash-$h_me" && rm -rf "$h_store/.trash-$h_me"
+		if ! mv "$h_store/$h_id" "$h_store/.trash-$h_me-$h_id"; then
+			h_say ERROR promote "cannot move aside an unverified $h_storedir/$h_id"
+			return 1
+		fi
+		h_rmtree "$h_store/.trash-$h_me-$h_id"
 	fi
 	if ! mv "$h_stage/tree" "$h_store/$h_id"; then
 		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
@@ -99,6 +117,6 @@ h_promote() {
 # h_op_dropstage: removes this push's stage after a failed upload. A stage
 # whose upload ended in an unknown outcome is left for gc instead.
 h_op_dropstage() {
-	rm -rf "$h_store/.stage-$h_me"
+	h_rmtree "$h_store/.stage-$h_me"
 	h_say DROPPED
 }

@@ -48,6 +48,10 @@ h_repoint() {
 # h_activate ID: under the lock, makes ID current and the old current
 # previous. Says ACTIVATED ID OLD.
 h_activate() {
+	if ! h_present "$1"; then
+		h_say NOTFOUND "$1"
+		return 1
+	fi
 	h_old=$(h_pointer current)
 	if [ "$h_old" = "$1" ]; then
 		h_say ACTIVATED "$1" "${h_old:--}"
@@ -70,6 +74,14 @@ h_sha256() {
 		read -r h_h _
 		printf '%s' "$h_h"
 	}
+}
+
+# h_rmtree DIR: removes a tree that came from an artifact, whose modes may
+# include read-only directories that rm -rf alone cannot empty.
+h_rmtree() {
+	[ -e "$1" ] || [ -L "$1" ] || return 0
+	chmod -R u+w "$1" 2>/dev/null
+	rm -rf "$1"
 }
 
 # h_release_say: release and report it; the command's end.

@@ -85,6 +85,9 @@ h_acquire() {
 			return 3
 		fi
 		h_i=$((h_i + 1))
+		# A minute-by-minute sign of life for a long wait: gc leaves the
+		# stage of a promotion alone while its scratch directory is fresh.
+		if [ -n "$h_scr" ] && [ $((h_i % (60 * h_every))) -eq 0 ]; then touch "$h_scr"; fi
 		sleep "$h_nap"
 	done
 	if h_left; then
