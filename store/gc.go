@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -23,7 +24,10 @@ type GCResult struct {
 	// Deleted are the runtimes removed (planned, with DryRun).
 	Deleted []string
 	// Swept are the abandoned stages and leftovers removed (planned).
-	Swept  []string
+	Swept []string
+	// Failed are victims that could not be removed completely; what is left
+	// of each is in the store under a .trash- name, swept by a later gc.
+	Failed []string
 	DryRun bool
 }
 
@@ -45,7 +49,11 @@ func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (
 		case "KEEP":
 			res.Kept = append(res.Kept, Kept{ID: v.Field(0), Why: v.Field(1)})
 		case "DELETE":
-			res.Deleted = append(res.Deleted, v.Field(0))
+			if v.Field(1) == "failed" {
+				res.Failed = append(res.Failed, v.Field(0))
+			} else {
+				res.Deleted = append(res.Deleted, v.Field(0))
+			}
 		case "SWEEP":
 			res.Swept = append(res.Swept, v.Field(0))
 		case "NOPROC":
@@ -53,6 +61,9 @@ func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (
 		}
 	}
 	err = s.l.Err(r, "gc")
+	if err == nil && len(res.Failed) > 0 {
+		err = fmt.Errorf("gc could not remove %v completely; check permissions under the store", res.Failed)
+	}
 	var busy *lock.BusyError
 	switch {
 	case errors.As(err, &busy):
