@@ -47,6 +47,12 @@ func sourceTree(t testing.TB, version string) string {
 	}
 	os.Symlink("bin/app", filepath.Join(d, "app"))
 	os.Symlink("../../../VERSION", filepath.Join(d, "lib/deep/er/version"))
+	// A read-only directory with a file in it: busybox tar cannot fill one
+	// it created read-only, and rm -rf cannot empty one.
+	os.MkdirAll(filepath.Join(d, "ro"), 0o755)
+	os.WriteFile(filepath.Join(d, "ro", "file"), []byte(version), 0o444)
+	os.Chmod(filepath.Join(d, "ro"), 0o555)
+	t.Cleanup(func() { os.Chmod(filepath.Join(d, "ro"), 0o755) })
 	return d
 }
 
@@ -472,5 +478,30 @@ func TestFleetPushOneHostDown(t *testing.T) {
 	}
 	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, hosts[2].Target()) || !strings.Contains(r.stderr, "cannot connect") {
 		t.Fatalf("want one line naming the stopped host:\n%s", r)
+	}
+}
+
+// TestStoreOnBusybox: the whole store cycle on a host whose /bin/sh and
+// userland (mv -T, tar, sha256sum, find, ps, readlink) are busybox.
+func TestStoreOnBusybox(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{Shell: "sh", Busybox: true})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	v1, v2 := sourceTree(t, "1"), sourceTree(t, "2")
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
+	if again := pushJSON(t, c, v1, "--name", "app", "--activate"); again["present"] != true || again["execs"].(float64) != 1 {
+		t.Fatalf("re-push: %v", again)
+	}
+	id2 := pushJSON(t, c, v2, "--name", "app", "--activate")["id"].(string)
+	sameTree(t, v2, filepath.Join(root, "runtimes", id2))
+	if r := c.run("rollback"); r.code != 0 || !strings.Contains(r.stdout, "current is "+id1) {
+		t.Fatalf("rollback: %s", r)
+	}
+	v3 := sourceTree(t, "3")
+	id3 := pushJSON(t, c, v3, "--name", "app")["id"].(string)
+	r := c.run("--json", "gc", "--keep", "0")
+	if r.code != 0 || !strings.Contains(r.stdout, `"deleted":["`+id3+`"]`) || exists(filepath.Join(root, "runtimes", id3)) {
+		t.Fatalf("gc on busybox: %s", r)
 	}
 }

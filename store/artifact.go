@@ -123,7 +123,11 @@ func (a *Artifact) walkDir() error {
 		if err != nil {
 			return err
 		}
-		e := Entry{Path: filepath.ToSlash(rel), Mode: info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}
+		clean, err := cleanPath(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		e := Entry{Path: clean, Mode: info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}
 		switch {
 		case info.Mode().IsDir():
 			e.Type = 'd'
@@ -147,7 +151,7 @@ func (a *Artifact) walkDir() error {
 
 // readTar reads the archive's entries; with w set it also writes each
 // validated entry to w (the second pass, when uploading).
-func (a *Artifact) readTar(w *tar.Writer) error {
+func (a *Artifact) readTar(w *packer) error {
 	f, err := os.Open(a.Source)
 	if err != nil {
 		return err
@@ -192,7 +196,7 @@ func (a *Artifact) readTar(w *tar.Writer) error {
 			hw := sha256.New()
 			var body io.Writer = hw
 			if w != nil {
-				if err := w.WriteHeader(tarHeader(e, h.ModTime)); err != nil {
+				if err := w.header(e, h.ModTime); err != nil {
 					return err
 				}
 				body = io.MultiWriter(hw, w)
@@ -220,7 +224,7 @@ func (a *Artifact) readTar(w *tar.Writer) error {
 		}
 		a.Entries = append(a.Entries, e)
 		if w != nil && (e.Type != 'f' || e.link != "") {
-			if err := w.WriteHeader(tarHeader(e, h.ModTime)); err != nil {
+			if err := w.header(e, h.ModTime); err != nil {
 				return err
 			}
 		}
@@ -248,8 +252,8 @@ func cleanPath(name string) (string, error) {
 		}
 	}
 	p := path.Clean(name)
-	if p == "" || strings.ContainsRune(p, 0) {
-		return "", fmt.Errorf("%w: bad path %q", ErrArtifact, name)
+	if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", fmt.Errorf("%w: %q has a control character in its name", ErrArtifact, name)
 	}
 	return p, nil
 }

@@ -32,6 +32,10 @@ func tree(t *testing.T) string {
 	must(os.WriteFile(filepath.Join(d, "lib", "x", "data"), []byte("data\x00\xff"), 0o640))
 	must(os.Symlink("../lib/x/data", filepath.Join(d, "bin", "data")))
 	must(os.Symlink("bin/tool", filepath.Join(d, "tool")))
+	must(os.MkdirAll(filepath.Join(d, "ro"), 0o755))
+	must(os.WriteFile(filepath.Join(d, "ro", "f"), []byte("read-only dir"), 0o444))
+	must(os.Chmod(filepath.Join(d, "ro"), 0o555))
+	t.Cleanup(func() { os.Chmod(filepath.Join(d, "ro"), 0o755) })
 	return d
 }
 
@@ -73,20 +77,24 @@ func TestTarRoundTrip(t *testing.T) {
 	if err := a.WriteTar(&buf); err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	cmd := exec.Command("sh", "-c", "umask 0; tar -xf - -C "+out)
-	cmd.Stdin = bytes.NewReader(buf.Bytes())
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tar -x: %v %s", err, b)
-	}
-	b, err := Open(out, "rt")
-	if err != nil || b.Digest != a.Digest {
-		t.Fatalf("extracted tree: %v, digest %s want %s", err, b.Digest, a.Digest)
+	for _, tool := range []string{"tar", "busybox tar"} {
+		out := t.TempDir()
+		cmd := exec.Command("sh", "-c", "umask 0; cd "+out+" && "+tool+` -xf - && while IFS='	' read -r m p; do chmod "$m" "tree/$p"; done <modes`)
+		cmd.Stdin = bytes.NewReader(buf.Bytes())
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s -x: %v %s", tool, err, b)
+		}
+		b, err := Open(filepath.Join(out, "tree"), "rt")
+		if err != nil || b.Digest != a.Digest {
+			t.Fatalf("%s: extracted tree: %v, digest %s want %s", tool, err, b.Digest, a.Digest)
+		}
+		exec.Command("chmod", "-R", "u+w", out).Run()
 	}
 	gz := filepath.Join(t.TempDir(), "rt.tar.gz")
+
 	var zb bytes.Buffer
 	zw := gzip.NewWriter(&zb)
-	zw.Write(buf.Bytes())
+	zw.Write(plainTar(t, a))
 	zw.Close()
 	os.WriteFile(gz, zb.Bytes(), 0o644)
 	c, err := Open(gz, "")
@@ -97,6 +105,18 @@ func TestTarRoundTrip(t *testing.T) {
 	if err := c.WriteTar(&again); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// plainTar is the tree as an ordinary archive, the way a user would make it.
+func plainTar(t *testing.T, a *Artifact) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	out, err := exec.Command("tar", "-C", a.Source, "-cf", "-", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Write(out)
+	return buf.Bytes()
 }
 
 func tarball(t *testing.T, entries ...*tar.Header) string {

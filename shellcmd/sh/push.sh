@@ -36,7 +36,8 @@ h_op_pushcheck() {
 }
 
 # h_op_promote: after the upload. Outside the lock: verify the archive's
-# digest while unpacking it with its own modes (umask 0), drop the archive. Then wait
+# digest while unpacking it with its own modes (umask 0, then the directory
+# modes from the archive's "modes" list, see h_modes), drop the archive. Then wait
 # for the lock and, fenced, promote in the same command: if another client
 # promoted the same id meanwhile just drop the stage; else rename the tree
 # into runtimes/<id> (the id is checked to be absent first: mv would move
@@ -54,7 +55,7 @@ h_op_promote() {
 	# leaves the stage before the digest matches.
 	h_sha256 "$h_stage/artifact.tar" >"$h_stage/sum" &
 	h_sp=$!
-	h_e=$(mkdir "$h_stage/tree" && cd "$h_stage/tree" && umask 0 && tar -xf ../artifact.tar 2>&1)
+	h_e=$(cd "$h_stage" && umask 0 && tar -xf artifact.tar 2>&1 && h_modes 2>&1)
 	h_ux=$?
 	wait "$h_sp"
 	h_got=
@@ -83,6 +84,17 @@ h_op_promote() {
 	h_release_say
 	h_rmtree "$h_stage"
 	rm -rf "$h_scr"
+}
+
+# h_modes: in the stage, gives directories their real modes. They were
+# unpacked writable, because some tar implementations cannot fill a
+# directory they created read-only. One "<octal mode><tab><path>" per line.
+h_modes() {
+	[ -f modes ] || return 0
+	while IFS='	' read -r h_fm h_fp; do
+		[ -n "$h_fp" ] || continue
+		chmod "$h_fm" "tree/$h_fp" || return 1
+	done <modes
 }
 
 h_promote() {
