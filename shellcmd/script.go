@@ -12,8 +12,12 @@ import (
 //go:embed sh/*.sh
 var shFiles embed.FS
 
-// The library every operation shares, in dependency order.
-var library = load("create", "guard", "steal", "release", "wait", "wrap", "setup", "ops", "store", "push", "manage", "gc")
+// The shell functions, in dependency order: those of the lock, and those the
+// store adds. Each command carries only the set its operation uses.
+var (
+	lockLibrary  = load("create", "guard", "steal", "release", "wait", "wrap", "setup", "ops")
+	storeLibrary = lockLibrary + load("store", "push", "manage", "gc")
+)
 
 var (
 	libCore   = load("lib")
@@ -119,7 +123,7 @@ const DefaultStale = 20 * time.Minute
 // DefaultGuardStale is the age after which a steal guard counts as abandoned.
 const DefaultGuardStale = 30 * time.Second
 
-func (p Params) body(op string) string {
+func (p Params) body(op, library string) string {
 	var b strings.Builder
 	if p.Root.Home {
 		b.WriteString("h_rooth=1\n")
@@ -153,56 +157,56 @@ func (p Params) body(op string) string {
 
 // Status renders the read-only lock status: NOSTORE, FREE, LOCK AGE WHY
 // RECORD, or ERROR lockpath.
-func Status(p Params) string { return p.body("status") }
+func Status(p Params) string { return p.body("status", lockLibrary) }
 
 // Acquire renders a manual acquire that waits on the host up to p.Wait (one
 // attempt when zero). Verdicts: HELD and STOLEN while it works, then
 // ACQUIRED TOKEN followed, once the client sends "ack", by HOLDING TOKEN; or
 // BUSY, NOSTORE (with p.Try), ABANDONED or ERROR.
-func Acquire(p Params) string { return p.body("acquire") }
+func Acquire(p Params) string { return p.body("acquire", lockLibrary) }
 
 // Run renders acquire, run p.Argv and release in one command. Verdicts: HELD
 // and STOLEN while waiting, ACQUIRED, STARTED, then RELEASED or LOST, then
 // EXIT STATUS; or BUSY, ABANDONED or ERROR.
-func Run(p Params) string { return p.body("run") }
+func Run(p Params) string { return p.body("run", lockLibrary) }
 
 // Release renders an owner-checked release of p.Token: RELEASED, LOST
 // RECORD (the lock is someone else's), NOTHELD, or ERROR.
-func Release(p Params) string { return p.body("release") }
+func Release(p Params) string { return p.body("release", lockLibrary) }
 
 // Break renders a break: without p.Force only a stealable lock is removed,
 // with it only the lock whose token is p.Token. BROKEN WHY AGE RECORD,
 // NOTSTALE or NOTOWNER AGE RECORD, FREE, NOSTORE, or ERROR.
-func Break(p Params) string { return p.body("break") }
+func Break(p Params) string { return p.body("break", lockLibrary) }
 
 // PushCheck renders the first command of a push: PRESENT ID when ID is
 // promoted and verified (after ACTIVATED, under the lock, with p.Activate),
 // else STAGE ID once runtimes/.stage-<p.Token> exists for the upload.
-func PushCheck(p Params) string { return p.body("pushcheck") }
+func PushCheck(p Params) string { return p.body("pushcheck", storeLibrary) }
 
 // Promote renders the command after the upload: verify p.Sum, unpack, then
 // under the lock PROMOTED or PRESENT, ACTIVATED with p.Activate, RELEASED;
 // or CORRUPT, LOST, BUSY, ABANDONED, ERROR.
-func Promote(p Params) string { return p.body("promote") }
+func Promote(p Params) string { return p.body("promote", storeLibrary) }
 
 // DropStage renders the removal of the stage of push p.Token: DROPPED.
-func DropStage(p Params) string { return p.body("dropstage") }
+func DropStage(p Params) string { return p.body("dropstage", storeLibrary) }
 
 // List renders the read-only listing: RT lines, then LISTED; or NOSTORE.
-func List(p Params) string { return p.body("list") }
+func List(p Params) string { return p.body("list", storeLibrary) }
 
 // ActivateRuntime renders the switch of current to p.ID under the lock.
-func ActivateRuntime(p Params) string { return p.body("activate") }
+func ActivateRuntime(p Params) string { return p.body("activate", storeLibrary) }
 
 // Rollback renders the switch of current back to previous under the lock.
-func Rollback(p Params) string { return p.body("rollback") }
+func Rollback(p Params) string { return p.body("rollback", storeLibrary) }
 
 // Pin renders pinning (or with p.Unpin unpinning) p.ID under the lock.
-func Pin(p Params) string { return p.body("pin") }
+func Pin(p Params) string { return p.body("pin", storeLibrary) }
 
 // GC renders a collection that tries the lock once: KEEP, DELETE and SWEEP
 // lines, then RELEASED; or BUSY (skipped), NOSTORE, NOPROC, LOST.
-func GC(p Params) string { return p.body("gc") }
+func GC(p Params) string { return p.body("gc", storeLibrary) }
 
 func assign(b *strings.Builder, name, value string) {
 	b.WriteString(name + "=" + shellescape.Quote(value) + "\n")
