@@ -21,6 +21,15 @@ func (l *Lock) Params() shellcmd.Params { return l.params(uuid.NewString()) }
 // host stop waiting. The reply's verdicts are the caller's to read; see
 // [Lock.Err] for the common ones.
 func (l *Lock) Under(ctx context.Context, body string, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
+	return l.waiting(ctx, remote.Call{Body: body}, ev, stop, nil)
+}
+
+// waiting runs a fragment that may wait for the lock on the host, with this
+// client's control channel on its stdin: a closed stop sends "stop", and
+// closing the channel when waiting ends is EOF on the host. Each verdict goes
+// first to also (which may answer through the channel), then to the events.
+func (l *Lock) waiting(ctx context.Context, call remote.Call, ev Events, stop <-chan struct{},
+	also func(shellcmd.Verdict, *control)) (*remote.Reply, error) {
 	ctl := newControl()
 	defer ctl.close()
 	done := make(chan struct{})
@@ -34,16 +43,22 @@ func (l *Lock) Under(ctx context.Context, body string, ev Events, stop <-chan st
 			}
 		}()
 	}
-	return l.host.Exec(ctx, remote.Call{
-		Body:  body,
-		Stdin: ctl.r,
-		OnVerdict: func(v shellcmd.Verdict) {
-			if v.Verb == "ACQUIRED" && ev.Acquired != nil {
-				ev.Acquired(v.Field(0))
-			}
-			l.progress(v, ev)
-		},
-	})
+	call.Stdin = ctl.r
+	call.OnVerdict = func(v shellcmd.Verdict) {
+		if also != nil {
+			also(v, ctl)
+		}
+		l.progress(v, ev)
+	}
+	return l.host.Exec(ctx, call)
+}
+
+// lost reads a LOST verdict's record: the lock someone else holds now.
+func (l *Lock) lost(record string) *LostError {
+	if record == "-" {
+		return &LostError{Holder: State{Store: true, Locked: true}}
+	}
+	return &LostError{Holder: l.state("-", "-", record)}
 }
 
 // Err reads the lock's part of a reply to a fragment run with Under: a

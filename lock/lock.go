@@ -128,29 +128,19 @@ func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
 }
 
 func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held, error) {
-	ctl := newControl()
-	defer ctl.close()
 	held := &Held{Token: p.Token}
 	acked := false
-	r, err := l.host.Exec(ctx, remote.Call{
-		Body:  shellcmd.Acquire(p),
-		Stdin: ctl.r,
-		OnVerdict: func(v shellcmd.Verdict) {
-			switch v.Verb {
-			case "ACQUIRED":
-				if v.Field(0) == p.Token {
-					acked = true
-					ctl.send("ack")
-					if ev.Acquired != nil {
-						ev.Acquired(p.Token)
-					}
-				}
-			case "STOLEN":
-				s := l.state(v.Field(1), v.Field(0), v.Field(2))
-				held.Stolen = &s
+	r, err := l.waiting(ctx, remote.Call{Body: shellcmd.Acquire(p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
+		switch v.Verb {
+		case "ACQUIRED":
+			if v.Field(0) == p.Token {
+				acked = true
+				ctl.send("ack")
 			}
-			l.progress(v, ev)
-		},
+		case "STOLEN":
+			s := l.state(v.Field(1), v.Field(0), v.Field(2))
+			held.Stolen = &s
+		}
 	})
 	if err != nil {
 		if acked && isUnknown(err) {
@@ -189,10 +179,7 @@ func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 	case "RELEASED":
 		return nil
 	case "LOST":
-		if v.Field(0) == "-" {
-			return &LostError{Holder: State{Store: true, Locked: true}}
-		}
-		return &LostError{Holder: l.state("-", "-", v.Field(0))}
+		return l.lost(v.Field(0))
 	case "NOTHELD":
 		return ErrNotHeld
 	}
@@ -246,6 +233,10 @@ func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 	case "STOLEN":
 		if ev.Stole != nil {
 			ev.Stole(l.state(v.Field(1), v.Field(0), v.Field(2)))
+		}
+	case "ACQUIRED":
+		if ev.Acquired != nil {
+			ev.Acquired(v.Field(0))
 		}
 	}
 }

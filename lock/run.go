@@ -69,58 +69,33 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	p.Argv = argv
 	res := &RunResult{Token: p.Token}
 
-	ctl := newControl()
-	defer ctl.close()
-	done := make(chan struct{})
-	defer close(done)
-	if opts.Stop != nil {
-		go func() {
-			select {
-			case <-opts.Stop:
-				ctl.send("stop")
-			case <-done:
-			}
-		}()
-	}
-
-	r, err := l.host.Exec(ctx, remote.Call{
+	r, err := l.waiting(ctx, remote.Call{
 		Body:   shellcmd.Run(p),
-		Stdin:  ctl.r,
 		Stdout: orDiscard(opts.Stdout),
 		Stderr: orDiscard(opts.Stderr),
-		OnVerdict: func(v shellcmd.Verdict) {
-			switch v.Verb {
-			case "ACQUIRED":
-				if opts.Events.Acquired != nil {
-					opts.Events.Acquired(p.Token)
-				}
-			case "STOLEN":
-				s := l.state(v.Field(1), v.Field(0), v.Field(2))
-				res.Stolen = &s
-			case "STARTED":
-				res.Started = true
-				if opts.Events.Started != nil {
-					opts.Events.Started()
-				}
-			case "RELEASED":
-				res.released = true
-			case "ERROR":
-				if res.Exited || res.Started {
-					code, detail, _ := strings.Cut(v.Field(0), " ")
-					res.ReleaseErr = &HostError{Code: code, Detail: detail}
-				}
-			case "LOST":
-				if v.Field(0) == "-" {
-					res.Lost = &LostError{Holder: State{Store: true}}
-				} else {
-					res.Lost = &LostError{Holder: l.state("-", "-", v.Field(0))}
-				}
-			case "EXIT":
-				res.Status, _ = strconv.Atoi(v.Field(0))
-				res.Exited = true
+	}, opts.Events, opts.Stop, func(v shellcmd.Verdict, _ *control) {
+		switch v.Verb {
+		case "STOLEN":
+			s := l.state(v.Field(1), v.Field(0), v.Field(2))
+			res.Stolen = &s
+		case "STARTED":
+			res.Started = true
+			if opts.Events.Started != nil {
+				opts.Events.Started()
 			}
-			l.progress(v, opts.Events)
-		},
+		case "RELEASED":
+			res.released = true
+		case "ERROR":
+			if res.Exited || res.Started {
+				code, detail, _ := strings.Cut(v.Field(0), " ")
+				res.ReleaseErr = &HostError{Code: code, Detail: detail}
+			}
+		case "LOST":
+			res.Lost = l.lost(v.Field(0))
+		case "EXIT":
+			res.Status, _ = strconv.Atoi(v.Field(0))
+			res.Exited = true
+		}
 	})
 	if err != nil {
 		return res, err
