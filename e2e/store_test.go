@@ -160,17 +160,26 @@ func TestPushActivateRollback(t *testing.T) {
 	}
 }
 
-// sameTree compares two trees entry by entry: type, mode, contents, link.
+// sameTree compares two trees entry by entry, both ways: the same names,
+// and for each the same type, mode, contents or link target.
 func sameTree(t testing.TB, want, got string) {
 	t.Helper()
-	filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+	if w, g := treeNames(t, want), treeNames(t, got); w != g {
+		t.Fatalf("the trees hold different names:\nsource: %s\nhost:   %s", w, g)
+	}
+	err := filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(want, p)
 		q := filepath.Join(got, rel)
-		wi, _ := os.Lstat(p)
+		wi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
 		gi, err := os.Lstat(q)
 		if err != nil {
-			t.Errorf("%s: missing on the host", rel)
-			return nil
+			return err
 		}
 		if rel != "." && wi.Mode() != gi.Mode() {
 			t.Errorf("%s: mode %v on the host, %v in the source", rel, gi.Mode(), wi.Mode())
@@ -191,6 +200,27 @@ func sameTree(t testing.TB, want, got string) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatalf("comparing trees: %v", err)
+	}
+}
+
+// treeNames lists every path under dir, sorted, as one string.
+func treeNames(t testing.TB, dir string) string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		names = append(names, rel)
+		return nil
+	})
+	if err != nil || len(names) < 2 {
+		t.Fatalf("listing %s: %v (%d names)", dir, err, len(names))
+	}
+	return strings.Join(names, " ")
 }
 
 // TestPushWaitsForTheLock: a push that finds the store locked waits and
@@ -274,8 +304,9 @@ func TestPushRefusesEscapingArchives(t *testing.T) {
 }
 
 // TestPushKilledMidUpload: Ctrl-C during the upload of 150 MB stops it and
-// removes the stage. A client SIGKILLed while it uploads leaves no lock, the next push succeeds, and gc sweeps the abandoned stage
-// once it is old, never while fresh.
+// removes the stage. A client SIGKILLed while it uploads leaves no lock, the
+// next push succeeds, and gc sweeps the abandoned stage once it is old, never
+// while fresh.
 func TestPushKilledMidUpload(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})
@@ -319,9 +350,14 @@ func TestPushKilledMidUpload(t *testing.T) {
 		t.Fatalf("gc swept a fresh stage: %s", r)
 	}
 	old := time.Now().Add(-21 * time.Minute)
-	filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+	if err := filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		return os.Chtimes(p, old, old)
-	})
+	}); err != nil {
+		t.Fatalf("backdating the stage: %v", err)
+	}
 	if r := c.run("gc"); r.code != 0 || exists(stage) || !strings.Contains(r.stdout, filepath.Base(stage)) {
 		t.Fatalf("gc kept an abandoned stage: %s", r)
 	}
@@ -470,8 +506,13 @@ func TestFleetPushOneHostDown(t *testing.T) {
 		t.Fatalf("want exit 1 (one host down):\n%s", r)
 	}
 	done := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(done) != 2 || !strings.HasPrefix(done[0]+done[1], hosts[0].Target()) && !strings.HasPrefix(done[0]+done[1], hosts[1].Target()) {
-		t.Fatalf("want the two live hosts done:\n%s", r)
+	if len(done) != 2 {
+		t.Fatalf("want one line for each live host:\n%s", r)
+	}
+	for _, h := range hosts[:2] {
+		if !strings.HasPrefix(done[0], h.Target()+": ") && !strings.HasPrefix(done[1], h.Target()+": ") {
+			t.Fatalf("no result line for %s:\n%s", h.Target(), r)
+		}
 	}
 	for _, h := range hosts[:2] {
 		t.Cleanup(func() { h.SSH(t, "rm -rf "+strings.TrimPrefix(root, "~/")) })

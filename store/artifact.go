@@ -191,7 +191,7 @@ func (a *Artifact) readTar(w *packer) error {
 		switch h.Typeflag {
 		case tar.TypeDir:
 			e.Type = 'd'
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // archive/tar reports old-style regular files as TypeReg too
 			e.Type, e.Size = 'f', h.Size
 			hw := sha256.New()
 			var body io.Writer = hw

@@ -183,7 +183,7 @@ func keyTypeName(t string) string {
 		name = "ECDSA"
 	case t == ssh.KeyAlgoRSA || strings.HasPrefix(t, "rsa-sha2-"):
 		name = "RSA"
-	case t == ssh.KeyAlgoDSA:
+	case t == "ssh-dss":
 		name = "DSA"
 	default:
 		name = strings.ToUpper(t)
