@@ -61,24 +61,13 @@ func TestSSHDialClosedPortIsUnreachable(t *testing.T) {
 
 func TestSSHDialSilentListenerIsHandshakeTimeout(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() }) // accept, then never speak
-		}
-	}()
+	ln := silentListener(t)
 	ts := newTestServer(t)
 	cfg := ts.clientConfig(t)
 	cfg.Target = "tester@" + ln.Addr().String()
 	cfg.HandshakeTimeout = 300 * time.Millisecond
 	start := time.Now()
-	err = dialErrFor(t, cfg)
+	err := dialErrFor(t, cfg)
 	if !errors.Is(err, ErrHandshakeTimeout) {
 		t.Fatalf("DialSSH: %v, want ErrHandshakeTimeout", err)
 	}
@@ -93,25 +82,14 @@ func TestSSHDialSilentListenerIsHandshakeTimeout(t *testing.T) {
 
 func TestSSHDialCancelledDuringHandshake(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
+	ln := silentListener(t)
 	ts := newTestServer(t)
 	cfg := ts.clientConfig(t)
 	cfg.Target = "tester@" + ln.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = DialSSH(ctx, cfg)
+	_, err := DialSSH(ctx, cfg)
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrHandshakeTimeout) {
 		t.Errorf("DialSSH: %v, want the context's error", err)
 	}
@@ -168,4 +146,21 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("parseTarget(%q) = %+v, want an error", bad, got)
 		}
 	}
+}
+
+// silentListener accepts connections and never says a word on them.
+func silentListener(t *testing.T) net.Listener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return ln
 }
