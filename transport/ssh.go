@@ -36,8 +36,11 @@ type SSHConfig struct {
 	// Default ~/.ssh/known_hosts. A missing file holds no keys.
 	KnownHostsFile string
 	// AcceptNewHostKey records the key of a host that KnownHostsFile has no
-	// key for (creating the file 0600 and its directory 0700 as needed). A
-	// key that differs from a recorded one is refused regardless.
+	// key for (creating the file 0600 and its directory 0700 as needed); of
+	// a host that offers a certificate, the plain key inside it. A key that
+	// differs from a recorded one is refused regardless, and so is a host
+	// known only through @cert-authority lines whose certificate does not
+	// pass.
 	AcceptNewHostKey bool
 	// DialTimeout bounds the TCP connect. Default 15s.
 	DialTimeout time.Duration

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
@@ -36,7 +37,8 @@ func loadKnownHosts(file string) (*knownhosts.HostKeyDB, error) {
 // ECDSA key x/crypto would prefer (golang/go#29286). The other algorithms
 // follow so that a host that no longer has any known key type is reported
 // as a changed key, not as a failed algorithm negotiation. nil when addr is
-// unknown: then x/crypto's defaults apply.
+// unknown: then x/crypto's defaults apply, certificates first, and a host
+// with a certificate presents it (checkCert says how it is judged).
 func hostKeyAlgorithms(db *knownhosts.HostKeyDB, addr string) []string {
 	known := db.HostKeyAlgorithms(addr)
 	if len(known) == 0 {
@@ -86,21 +88,32 @@ func (c *hostKeyCheck) callback(hostname string, remote net.Addr, key ssh.Public
 }
 
 func (c *hostKeyCheck) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
+	if cert, ok := key.(*ssh.Certificate); ok {
+		return c.checkCert(hostname, remote, cert)
+	}
+	return c.checkKey(hostname, remote, key, nil)
+}
+
+// checkKey checks a plain host key against known_hosts and records it
+// when it is new and that is allowed. cert is the certificate key came
+// in, if any: a host that known_hosts knows only through @cert-authority
+// lines is then refused as InvalidCert rather than as a changed key.
+func (c *hostKeyCheck) checkKey(hostname string, remote net.Addr, key ssh.PublicKey, cert *ssh.Certificate) error {
 	err := c.db.HostKeyCallback()(hostname, remote, key)
 	if err == nil {
 		return nil
 	}
-	hke := &HostKeyError{
-		Host:           knownhosts.Normalize(hostname),
-		KeyType:        keyTypeName(key.Type()),
-		Fingerprint:    ssh.FingerprintSHA256(key),
-		KnownHostsFile: c.file,
-		Err:            err,
-	}
+	hke := c.hostKeyError(hostname, key, err)
 	var revoked *xknownhosts.RevokedError
 	switch {
 	case errors.As(err, &revoked):
 		hke.Revoked = true
+	case knownhosts.IsHostKeyChanged(err) && cert != nil && c.knownOnlyByCA(hostname):
+		// x/crypto counts @cert-authority lines among the host's keys, so
+		// a certificate none of them signed would read as a changed key,
+		// and the ssh-keygen -R we suggest for that leaves CA lines alone.
+		hke.InvalidCert, hke.CertProblem = true, "no @cert-authority line for the host holds the CA that signed it"
+		hke.KeyType = keyTypeName(cert.Type())
 	case knownhosts.IsHostKeyChanged(err):
 		hke.Changed = true
 	case knownhosts.IsHostUnknown(err):
@@ -113,6 +126,105 @@ func (c *hostKeyCheck) check(hostname string, remote net.Addr, key ssh.PublicKey
 		return dialErr(ErrKnownHosts, err, "cannot check the host key against %s: %s; check the file", c.file, causeText(err))
 	}
 	return hke
+}
+
+// checkCert checks a host certificate the way OpenSSH does. A
+// certificate signed by a CA that a @cert-authority line trusts for the
+// host is accepted when valid (ssh.CertChecker checks it is a host
+// certificate, names the host among its principals, is within its
+// validity window and carries the CA's signature). Any other certificate
+// is judged by the plain key inside it, as an ordinary host key: known,
+// changed, or unknown and then recorded with AcceptNewHostKey. That plain
+// key is what the host proved in the key exchange, so checking it is as
+// sound as checking a host that offered no certificate.
+//
+// The other way out, offering certificate algorithms only to hosts with a
+// @cert-authority line, would still leave hosts that offer nothing but
+// certificates unreachable, and x/crypto's default offers certificates
+// first to hosts known_hosts does not know (hostKeyAlgorithms leaves the
+// defaults alone then).
+func (c *hostKeyCheck) checkCert(hostname string, remote net.Addr, cert *ssh.Certificate) error {
+	// x/crypto's database reports a @revoked key first, whatever the host
+	// and the other lines; OpenSSH refuses a certificate whose key or CA is
+	// revoked without looking further.
+	for i, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
+		var revoked *xknownhosts.RevokedError
+		if err := c.db.HostKeyCallback()(hostname, remote, k); errors.As(err, &revoked) {
+			hke := c.hostKeyError(hostname, k, err)
+			hke.Revoked, hke.CA = true, i == 1
+			return hke
+		}
+	}
+	if !c.isHostAuthority(cert.SignatureKey, hostname) {
+		return c.checkKey(hostname, remote, cert.Key, cert)
+	}
+	now := time.Now()
+	checker := ssh.CertChecker{IsHostAuthority: c.isHostAuthority, Clock: func() time.Time { return now }}
+	certErr := checker.CheckHostKey(hostname, remote, cert)
+	if certErr == nil {
+		return nil
+	}
+	// A plain key recorded for the host vouches for it by itself, whatever
+	// the certificate it comes in (OpenSSH falls back to it too); a
+	// different one is a changed key.
+	if !c.knownOnlyByCA(hostname) {
+		return c.checkKey(hostname, remote, cert.Key, cert)
+	}
+	// The host is known only through its CA and the certificate does not
+	// pass: refused, never recorded as a new key.
+	hke := c.hostKeyError(hostname, cert.Key, certErr)
+	hke.InvalidCert, hke.CertProblem = true, certProblem(cert, hostname, now, certErr)
+	hke.KeyType = keyTypeName(cert.Type())
+	return hke
+}
+
+// isHostAuthority reports whether a @cert-authority line for address
+// (host:port) holds ca. It looks through HostKeyDB, which, unlike
+// x/crypto's own IsHostAuthority, lets a wildcard pattern without a port
+// match any port, as OpenSSH does.
+func (c *hostKeyCheck) isHostAuthority(ca ssh.PublicKey, address string) bool {
+	return slices.ContainsFunc(c.db.HostKeys(address), func(k knownhosts.PublicKey) bool {
+		return k.Cert && bytes.Equal(k.Marshal(), ca.Marshal())
+	})
+}
+
+// knownOnlyByCA reports whether known_hosts has lines for address and all
+// of them are @cert-authority lines.
+func (c *hostKeyCheck) knownOnlyByCA(address string) bool {
+	keys := c.db.HostKeys(address)
+	return len(keys) > 0 && !slices.ContainsFunc(keys, func(k knownhosts.PublicKey) bool { return !k.Cert })
+}
+
+func (c *hostKeyCheck) hostKeyError(hostname string, key ssh.PublicKey, err error) *HostKeyError {
+	return &HostKeyError{
+		Host:           knownhosts.Normalize(hostname),
+		KeyType:        keyTypeName(key.Type()),
+		Fingerprint:    ssh.FingerprintSHA256(key),
+		KnownHostsFile: c.file,
+		Err:            err,
+	}
+}
+
+// certProblem says why ssh.CertChecker refused cert for address, in words
+// that do not name the host (callers put the target in front; the
+// checker's own message for a wrong principal names it). The decision is
+// the checker's: this only explains it, and falls back to its error.
+func certProblem(cert *ssh.Certificate, address string, now time.Time, err error) string {
+	host, _, _ := net.SplitHostPort(address)
+	stamp := func(t uint64) string { return time.Unix(int64(t), 0).UTC().Format(time.RFC3339) }
+	switch {
+	case cert.CertType == ssh.UserCert:
+		return "it is a user certificate, not a host certificate"
+	case cert.CertType != ssh.HostCert:
+		return "it is not a host certificate"
+	case !slices.Contains(cert.ValidPrincipals, host):
+		return "it is issued for " + strings.Join(cert.ValidPrincipals, ",") + ", not for this host"
+	case int64(cert.ValidAfter) >= 0 && now.Unix() < int64(cert.ValidAfter):
+		return "it is not valid before " + stamp(cert.ValidAfter)
+	case cert.ValidBefore != ssh.CertTimeInfinity && int64(cert.ValidBefore) >= 0 && now.Unix() >= int64(cert.ValidBefore):
+		return "it expired at " + stamp(cert.ValidBefore)
+	}
+	return causeText(err)
 }
 
 func (c *hostKeyCheck) result() (verified bool, refusal error) {

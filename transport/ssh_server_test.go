@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -22,7 +23,8 @@ type testServer struct {
 	t        *testing.T
 	ln       net.Listener
 	addr     string
-	hostKeys []ssh.Signer // ed25519, ecdsa
+	hostKeys []ssh.Signer  // ed25519, ecdsa
+	plainKey ssh.PublicKey // with withHostCert: the key inside the certificate
 	events   chan string
 	release  chan struct{} // closed to let "block" commands finish
 
@@ -145,10 +147,21 @@ func (ts *testServer) serveChannel(nc ssh.NewChannel, conn net.Conn) {
 	}
 	es := &execSession{ts: ts, ch: ch, conn: conn, closed: make(chan struct{})}
 	cmds := make(chan string, 1)
+	sftpReq := make(chan struct{}, 1)
 	go func() {
 		defer close(es.closed) // the client closed the channel
 		execed := false
 		for r := range reqs {
+			if r.Type == "subsystem" && !execed {
+				execed = true
+				var p struct{ Name string }
+				_ = ssh.Unmarshal(r.Payload, &p)
+				_ = r.Reply(p.Name == "sftp", nil)
+				if p.Name == "sftp" {
+					sftpReq <- struct{}{}
+				}
+				continue
+			}
 			if r.Type == "exec" && !execed {
 				execed = true
 				var p struct{ Command string }
@@ -168,9 +181,24 @@ func (ts *testServer) serveChannel(nc ssh.NewChannel, conn net.Conn) {
 	select {
 	case cmd := <-cmds:
 		es.run(cmd)
+	case <-sftpReq:
+		es.serveSFTP()
 	case <-es.closed:
 		ch.Close()
 	}
+}
+
+// serveSFTP answers the "sftp" subsystem with pkg/sftp's server on the
+// local file system, which, like OpenSSH's sftp-server, creates files with
+// the mode an open request asks for, else 0644 (less the umask).
+func (es *execSession) serveSFTP() {
+	srv, err := sftp.NewServer(es.ch)
+	if err != nil {
+		es.ch.Close()
+		return
+	}
+	_ = srv.Serve()
+	srv.Close()
 }
 
 // execSession is one exec request on the test server.
@@ -198,6 +226,8 @@ func (es *execSession) event(e string) { es.ts.events <- e }
 //	drop            close the TCP connection
 //	block           count as active until testServer.release is closed, exit 0
 //	sleep D         exit 0 after duration D
+//
+// A "subsystem" request for "sftp" instead gets an SFTP server (serveSFTP).
 func (es *execSession) run(cmd string) {
 	f := strings.Fields(cmd)
 	es.event("started")

@@ -23,6 +23,12 @@ func (l *Local) Upload(ctx context.Context, path string, r io.Reader) (int64, er
 	if err != nil {
 		return 0, err
 	}
+	// The mode given to OpenFile applies only to a file it creates: an
+	// existing one, now empty, is narrowed before anything is written.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return 0, err
+	}
 	n, err := io.Copy(f, ctxReader{ctx, r})
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -45,6 +51,21 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader) (int64, erro
 	f, err := c.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return 0, fmt.Errorf("sftp open %s: %w", path, err)
+	}
+	// pkg/sftp (v1.13.12) has no way to put a mode in the open request,
+	// so the server creates the file with its default, 0666 less sshd's
+	// umask (0644, typically), and leaves an existing file's mode alone.
+	// The handle is narrowed to 0600 (fsetstat, so it is this very file)
+	// before a byte is written. Until then the file is empty; but another
+	// user who opens it in that window, one round trip long, keeps
+	// reading what follows through that descriptor. Mode bits on the file
+	// cannot close that window: a directory other users cannot enter can.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, fmt.Errorf("sftp chmod 0600 %s: %w", path, err)
 	}
 	n, err := f.ReadFromWithConcurrency(ctxReader{ctx, r}, 64)
 	if cerr := f.Close(); err == nil {

@@ -1,0 +1,72 @@
+package transport
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// modeAtFirstRead records the mode of file when the upload first reads its
+// source: no byte of it can have been written yet.
+type modeAtFirstRead struct {
+	t    *testing.T
+	file string
+	r    io.Reader
+	mode os.FileMode
+	seen bool
+}
+
+func (m *modeAtFirstRead) Read(p []byte) (int, error) {
+	if !m.seen {
+		m.seen = true
+		st, err := os.Stat(m.file)
+		if err != nil {
+			m.t.Errorf("at the first read: %v", err)
+		} else {
+			m.mode = st.Mode().Perm()
+		}
+	}
+	return m.r.Read(p)
+}
+
+// Uploader promises mode 0600 for the file from the start, whether it is
+// created or truncated: the file holds nothing before it is 0600, and a file
+// that already existed with a wider mode is narrowed. SFTP servers create
+// files 0644 (less the umask) when the open request carries no mode, and
+// pkg/sftp's OpenFile sends none.
+func TestUploadMode0600(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	s := dialTest(t, ts.clientConfig(t))
+	for name, up := range map[string]Uploader{"ssh": s, "local": &Local{}} {
+		for _, existing := range []bool{false, true} {
+			t.Run(map[bool]string{false: name + "/new", true: name + "/existing"}[existing], func(t *testing.T) {
+				t.Parallel()
+				file := filepath.Join(t.TempDir(), "artifact.tar")
+				if existing {
+					must(t, os.WriteFile(file, []byte("old contents, longer than the new"), 0o644))
+					must(t, os.Chmod(file, 0o644)) // whatever the umask
+				}
+				data := pattern(3<<20, 'u') // several write requests
+				src := &modeAtFirstRead{t: t, file: file, r: bytes.NewReader(data)}
+				n, err := up.Upload(runCtx(t), file, src)
+				if err != nil || n != int64(len(data)) {
+					t.Fatalf("Upload: %d, %v; want %d bytes", n, err, len(data))
+				}
+				if src.mode != 0o600 {
+					t.Errorf("mode %v before the first byte was written, want 0600", src.mode)
+				}
+				st, err := os.Stat(file)
+				must(t, err)
+				if st.Mode().Perm() != 0o600 {
+					t.Errorf("mode %v after the upload, want 0600", st.Mode().Perm())
+				}
+				if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, data) {
+					t.Errorf("contents differ (%d bytes, %v)", len(got), err)
+				}
+			})
+		}
+	}
+}
