@@ -1,9 +1,6 @@
 package store
 
 import (
-	"archive/tar"
-	"bufio"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,42 +11,63 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // ErrArtifact reports an artifact hoist refuses to install: an entry that
-// would land outside the runtime directory, a link that escapes it, or a
-// file type a runtime cannot hold. Nothing is written on any host.
+// would land outside the runtime directory, a link that escapes it, a file
+// type a runtime cannot hold, an archive cut short, or nothing at all to
+// install. Nothing is written on any host.
 var ErrArtifact = errors.New("artifact refused")
 
 // Entry is one file, directory or symlink of an artifact.
 type Entry struct {
 	Path   string      // slash-separated, relative, clean
 	Type   byte        // 'd' directory, 'f' regular file, 'l' symlink
-	Mode   fs.FileMode // permission bits plus setuid, setgid, sticky
+	Mode   fs.FileMode // permission bits plus setuid, setgid, sticky, as installed
 	Target string      // symlink target
 	Size   int64
 	Sum    [32]byte // SHA-256 of a file's contents
 	link   string   // a tar hard link: the path whose contents this shares
+	// implied marks a directory the artifact holds things in but does not
+	// describe (an archive made from a list of files); hoist adds it 0755.
+	implied bool
 }
 
 // Artifact is a runtime tree ready to install: validated, digested, and able
 // to write itself as a tar archive.
 type Artifact struct {
-	// Source is the directory or archive it was read from.
+	// Source is the directory or archive it was read from, as given.
 	Source string
 	// Name is the runtime's name; ID is Name and a digest prefix.
 	Name string
-	// Digest is the SHA-256 of the canonical form: every entry's path,
-	// type, mode, and content digest or link target, in path order. Times
-	// and owners are not part of it, so the same tree always has the same
-	// digest.
+	// Digest is the SHA-256 of the canonical form (see writeCanon): every
+	// entry's path, type, mode, and content digest or link target, in path
+	// order. Times and owners are not part of it, so the same tree always
+	// has the same digest, and two trees never share one.
 	Digest  string
 	Entries []Entry
 	// Size is the total size of the files.
 	Size int64
-	dir  bool
+	// Stripped lists, sorted, the paths whose setuid or setgid bit was
+	// removed (see OpenOptions.KeepSetuid).
+	Stripped []string
+
+	root       string // Source with a symlink at the top resolved
+	dir        bool
+	keepSetuid bool
+}
+
+// OpenOptions says how to read an artifact.
+type OpenOptions struct {
+	// Name is the runtime's name; empty derives it from the source.
+	Name string
+	// KeepSetuid keeps setuid and setgid bits. By default they are removed:
+	// a runtime pushed by one login should not hand its privileges to
+	// whoever can run the runtime's programs on the host.
+	KeepSetuid bool
 }
 
 // ID is the runtime id: "<name>-<first 12 hex digits of the digest>".
@@ -87,17 +105,30 @@ func DefaultName(source string) string {
 // Open reads a directory or a .tar, .tar.gz or .tgz archive, validates every
 // entry and computes the digest. name may be empty to derive it.
 func Open(source, name string) (*Artifact, error) {
+	return OpenWith(source, OpenOptions{Name: name})
+}
+
+// OpenWith is Open with options.
+func OpenWith(source string, o OpenOptions) (*Artifact, error) {
+	name := o.Name
 	if name == "" {
 		name = DefaultName(source)
 	}
 	if !ValidName(name) {
 		return nil, fmt.Errorf("runtime name %q: use letters, digits and . _ + -, at most 64", name)
 	}
-	fi, err := os.Stat(source)
+	// A source that is a symlink (a "latest" link to a build) is followed
+	// here, once: WalkDir does not descend into a symlinked root, and the
+	// runtime would be empty. Links inside the tree stay links.
+	root, err := filepath.EvalSymlinks(source)
 	if err != nil {
 		return nil, err
 	}
-	a := &Artifact{Source: source, Name: name, dir: fi.IsDir()}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	a := &Artifact{Source: source, Name: name, root: root, dir: fi.IsDir(), keepSetuid: o.KeepSetuid}
 	if a.dir {
 		err = a.walkDir()
 	} else {
@@ -106,16 +137,18 @@ func Open(source, name string) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a, a.finish()
+	if err := a.finish(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 func (a *Artifact) walkDir() error {
-	root := a.Source
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(a.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(root, p)
+		rel, err := filepath.Rel(a.root, p)
 		if err != nil || rel == "." {
 			return err
 		}
@@ -144,100 +177,26 @@ func (a *Artifact) walkDir() error {
 		default:
 			return fmt.Errorf("%w: %s is a %s; a runtime holds only files, directories and symlinks", ErrArtifact, e.Path, info.Mode().Type())
 		}
+		a.settle(&e)
 		a.Entries = append(a.Entries, e)
 		return nil
 	})
 }
 
-// readTar reads the archive's entries; with w set it also writes each
-// validated entry to w (the second pass, when uploading).
-func (a *Artifact) readTar(w *packer) error {
-	f, err := os.Open(a.Source)
-	if err != nil {
-		return err
+// settle gives e the mode it will have on the host. A symlink's own mode
+// means nothing there (Linux makes every link 0777), so it is 0777 here too,
+// and a tree has one id whatever its archiver wrote. Setuid and setgid bits
+// go unless kept, and the path is recorded.
+func (a *Artifact) settle(e *Entry) {
+	if e.Type == 'l' {
+		e.Mode = fs.ModePerm
+		return
 	}
-	defer f.Close()
-	r, err := decompress(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.Source, err)
+	if a.keepSetuid || e.Mode&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+		return
 	}
-	tr := tar.NewReader(r)
-	sums := map[string]Entry{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.Source, err)
-		}
-		p, err := cleanPath(h.Name)
-		if err != nil {
-			return err
-		}
-		if p == "." {
-			continue
-		}
-		e := Entry{Path: p, Mode: fs.FileMode(h.Mode) & fs.ModePerm}
-		if h.Mode&0o4000 != 0 {
-			e.Mode |= fs.ModeSetuid
-		}
-		if h.Mode&0o2000 != 0 {
-			e.Mode |= fs.ModeSetgid
-		}
-		if h.Mode&0o1000 != 0 {
-			e.Mode |= fs.ModeSticky
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			e.Type = 'd'
-		case tar.TypeReg: // archive/tar reports old-style regular files as TypeReg too
-			e.Type, e.Size = 'f', h.Size
-			hw := sha256.New()
-			var body io.Writer = hw
-			if w != nil {
-				if err := w.header(e, h.ModTime); err != nil {
-					return err
-				}
-				body = io.MultiWriter(hw, w)
-			}
-			if _, err := io.Copy(body, tr); err != nil {
-				return fmt.Errorf("%s: %s: %w", a.Source, p, err)
-			}
-			copy(e.Sum[:], hw.Sum(nil))
-			sums[p] = e
-		case tar.TypeSymlink:
-			e.Type, e.Target = 'l', h.Linkname
-		case tar.TypeLink:
-			lp, err := cleanPath(h.Linkname)
-			if err != nil {
-				return err
-			}
-			first, ok := sums[lp]
-			if !ok {
-				return fmt.Errorf("%w: %s is a hard link to %s, which is not a file before it in the archive", ErrArtifact, p, h.Linkname)
-			}
-			e.Type, e.Size, e.Sum, e.link = 'f', first.Size, first.Sum, lp
-			e.Mode = first.Mode
-		default:
-			return fmt.Errorf("%w: %s is not a file, directory or symlink (tar type %q)", ErrArtifact, p, h.Typeflag)
-		}
-		a.Entries = append(a.Entries, e)
-		if w != nil && (e.Type != 'f' || e.link != "") {
-			if err := w.header(e, h.ModTime); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-func decompress(f *os.File) (io.Reader, error) {
-	br := bufio.NewReaderSize(f, 1<<16)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		return gzip.NewReader(br)
-	}
-	return br, nil
+	e.Mode &^= fs.ModeSetuid | fs.ModeSetgid
+	a.Stripped = append(a.Stripped, e.Path)
 }
 
 // cleanPath makes an archive path relative and clean, and refuses one that
@@ -252,15 +211,19 @@ func cleanPath(name string) (string, error) {
 		}
 	}
 	p := path.Clean(name)
-	if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if p == "" || strings.ContainsFunc(p, isControl) {
 		return "", fmt.Errorf("%w: %q has a control character in its name", ErrArtifact, name)
 	}
 	return p, nil
 }
 
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 // finish validates the whole tree and computes the digest.
 func (a *Artifact) finish() error {
-	sort.Slice(a.Entries, func(i, j int) bool { return a.Entries[i].Path < a.Entries[j].Path })
+	if len(a.Entries) == 0 {
+		return fmt.Errorf("%w: %s: the artifact is empty; nothing to install", ErrArtifact, a.Source)
+	}
 	seen := map[string]byte{}
 	for _, e := range a.Entries {
 		if _, dup := seen[e.Path]; dup {
@@ -268,34 +231,53 @@ func (a *Artifact) finish() error {
 		}
 		seen[e.Path] = e.Type
 	}
-	h := sha256.New()
+	a.Entries = append(a.Entries, implied(a.Entries, seen)...)
+	sort.Slice(a.Entries, func(i, j int) bool { return a.Entries[i].Path < a.Entries[j].Path })
 	for _, e := range a.Entries {
 		// A parent that is not a directory would make the tree depend on
-		// extraction order, or write through a symlink.
-		if dir := path.Dir(e.Path); dir != "." && seen[dir] != 'd' {
-			if seen[dir] == 'l' {
-				return fmt.Errorf("%w: %s lies beneath the symlink %s", ErrArtifact, e.Path, dir)
-			}
-			if seen[dir] != 0 {
-				return fmt.Errorf("%w: %s lies beneath the file %s", ErrArtifact, e.Path, dir)
-			}
+		// extraction order, or write through a symlink. Every parent is
+		// an entry by now, implied or not.
+		switch dir := path.Dir(e.Path); {
+		case dir == "." || seen[dir] == 'd':
+		case seen[dir] == 'l':
+			return fmt.Errorf("%w: %s lies beneath the symlink %s", ErrArtifact, e.Path, dir)
+		default:
+			return fmt.Errorf("%w: %s lies beneath the file %s", ErrArtifact, e.Path, dir)
 		}
-		switch e.Type {
-		case 'l':
-			if err := checkLink(e); err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "l %o %s\x00%s\n", e.Mode&fs.ModePerm, e.Path, e.Target)
-		case 'f':
+		if e.Type == 'f' {
 			a.Size += e.Size
-			fmt.Fprintf(h, "f %o %s\x00%x\n", e.Mode.Perm()|specialBits(e.Mode), e.Path, e.Sum)
-		case 'd':
-			fmt.Fprintf(h, "d %o %s\n", e.Mode.Perm()|specialBits(e.Mode), e.Path)
 		}
+	}
+	if err := checkLinks(a.Entries); err != nil {
+		return err
+	}
+	slices.Sort(a.Stripped)
+	h := sha256.New()
+	if err := writeCanon(h, a.Entries); err != nil {
+		return err
 	}
 	a.Digest = hex.EncodeToString(h.Sum(nil))
 	return nil
 }
+
+// implied returns the directories the entries lie in but do not describe,
+// 0755 each, and adds them to seen. Left to the host's tar, which unpacks
+// under umask 0, they would be made 0777.
+func implied(entries []Entry, seen map[string]byte) []Entry {
+	var add []Entry
+	for _, e := range entries {
+		for dir := path.Dir(e.Path); dir != "."; dir = path.Dir(dir) {
+			if _, ok := seen[dir]; ok {
+				break
+			}
+			seen[dir] = 'd'
+			add = append(add, impliedDir(dir))
+		}
+	}
+	return add
+}
+
+func impliedDir(p string) Entry { return Entry{Path: p, Type: 'd', Mode: 0o755, implied: true} }
 
 func specialBits(m fs.FileMode) fs.FileMode {
 	var s fs.FileMode
@@ -309,31 +291,6 @@ func specialBits(m fs.FileMode) fs.FileMode {
 		s |= 0o1000
 	}
 	return s
-}
-
-// checkLink refuses a symlink that is absolute or resolves, from where it
-// sits, outside the runtime directory.
-func checkLink(e Entry) error {
-	if e.Target == "" || strings.HasPrefix(e.Target, "/") {
-		return fmt.Errorf("%w: symlink %s points to %q, outside the runtime directory", ErrArtifact, e.Path, e.Target)
-	}
-	depth := strings.Count(path.Dir(e.Path), "/") + 1
-	if path.Dir(e.Path) == "." {
-		depth = 0
-	}
-	for _, part := range strings.Split(e.Target, "/") {
-		switch part {
-		case "..":
-			depth--
-		case ".", "":
-		default:
-			depth++
-		}
-		if depth < 0 {
-			return fmt.Errorf("%w: symlink %s points to %q, outside the runtime directory", ErrArtifact, e.Path, e.Target)
-		}
-	}
-	return nil
 }
 
 func hashFile(p string) (int64, [32]byte, error) {

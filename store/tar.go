@@ -2,10 +2,15 @@ package store
 
 import (
 	"archive/tar"
+	"bufio"
+	"compress/gzip"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,17 +23,177 @@ const (
 	ModesFile = "modes"
 )
 
+const blockSize = 512 // a tar block
+
+// readTar reads the archive's entries; with w set it also writes each
+// validated entry to w (the second pass, when uploading).
+func (a *Artifact) readTar(w *packer) error {
+	f, err := os.Open(a.root)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+		return fmt.Errorf("%w: %s is an empty file, not an archive; build it again", ErrArtifact, a.Source)
+	}
+	r, gz, err := decompress(f)
+	if err != nil {
+		return a.damaged(err)
+	}
+	cr := &countingReader{r: r}
+	tr := tar.NewReader(cr)
+	files := map[string]Entry{}
+	var end int64 // where the last entry, padding included, ends
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return a.damaged(err)
+		}
+		if err := a.tarEntry(h, tr, files, w); err != nil {
+			return err
+		}
+		// Whatever of the entry is left unread goes now, so that the
+		// count says where it ends: entries start on block boundaries.
+		if _, err := io.Copy(io.Discard, tr); err != nil {
+			return a.damaged(err)
+		}
+		end = (cr.n + blockSize - 1) / blockSize * blockSize
+	}
+	// archive/tar takes an archive that stops at a block boundary, or in
+	// the last entry's padding, for a finished one. It is not: the end of
+	// an archive is marked with zero blocks, and at least one must be there.
+	if cr.n-end < blockSize {
+		return fmt.Errorf("%w: %s has no end-of-archive marker: it is cut short; build it again", ErrArtifact, a.Source)
+	}
+	// A gzip stream is only known whole (length and checksum) at its end,
+	// which the tar reader stops short of.
+	if gz {
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return a.damaged(err)
+		}
+	}
+	return nil
+}
+
+// tarEntry reads one archive entry into a.Entries, and writes it to w if set.
+func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry, w *packer) error {
+	p, err := cleanPath(h.Name)
+	if err != nil || p == "." {
+		return err
+	}
+	e := Entry{Path: p, Mode: fs.FileMode(h.Mode) & fs.ModePerm}
+	e.Mode |= modeBits(h.Mode)
+	switch h.Typeflag {
+	case tar.TypeDir:
+		e.Type = 'd'
+	case tar.TypeReg: // archive/tar reports old-style regular files as TypeReg too
+		e.Type, e.Size = 'f', h.Size
+	case tar.TypeSymlink:
+		e.Type, e.Target = 'l', h.Linkname
+	case tar.TypeLink:
+		lp, err := cleanPath(h.Linkname)
+		if err != nil {
+			return err
+		}
+		first, ok := files[lp]
+		if !ok {
+			return fmt.Errorf("%w: %s is a hard link to %s, which is not a file before it in the archive", ErrArtifact, p, h.Linkname)
+		}
+		e.Type, e.Size, e.Sum, e.link, e.Mode = 'f', first.Size, first.Sum, lp, first.Mode
+	default:
+		return fmt.Errorf("%w: %s is not a file, directory or symlink (tar type %q)", ErrArtifact, p, h.Typeflag)
+	}
+	described := e.Mode // a hard link shares it, and is stripped in its own name
+	a.settle(&e)
+	if w != nil {
+		if err := w.header(e, h.ModTime); err != nil {
+			return err
+		}
+	}
+	if e.Type == 'f' && e.link == "" {
+		hw := sha256.New()
+		var body io.Writer = hw
+		if w != nil {
+			body = io.MultiWriter(hw, w)
+		}
+		if _, err := io.Copy(body, tr); err != nil {
+			return a.damaged(fmt.Errorf("%s: %w", p, err))
+		}
+		copy(e.Sum[:], hw.Sum(nil))
+		first := e
+		first.Mode = described
+		files[p] = first
+	}
+	a.Entries = append(a.Entries, e)
+	return nil
+}
+
+// modeBits turns a tar header's setuid, setgid and sticky bits into fs ones.
+func modeBits(m int64) fs.FileMode {
+	var s fs.FileMode
+	if m&0o4000 != 0 {
+		s |= fs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		s |= fs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		s |= fs.ModeSticky
+	}
+	return s
+}
+
+// damaged describes an archive that could not be read to its end.
+func (a *Artifact) damaged(err error) error {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: %s is cut short (%v); build it again", ErrArtifact, a.Source, err)
+	case errors.Is(err, tar.ErrHeader), errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum):
+		return fmt.Errorf("%w: %s is damaged or not a tar archive (%v); build it again", ErrArtifact, a.Source, err)
+	}
+	return fmt.Errorf("%s: %w", a.Source, err)
+}
+
+// decompress returns the archive's tar stream, and whether it is gzipped.
+func decompress(f *os.File) (io.Reader, bool, error) {
+	br := bufio.NewReaderSize(f, 1<<16)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		return zr, true, err
+	}
+	return br, false, nil
+}
+
+// countingReader counts the bytes the tar reader has taken.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // WriteTar writes the artifact as a tar archive, the form it travels in: the
-// validated entries under tree/, with their modes and times, owned by nobody
-// in particular. Directories travel with owner write and search permission
-// added, since some tar implementations (busybox's) cannot fill a directory
-// they created read-only; their real modes are listed in the archive's
-// "modes" file, one "<octal mode>\t<path>" line each, for the host to apply
-// after extraction. The source is read again, and a source that changed
-// since Open is an error rather than a runtime that does not match its id.
+// validated entries under tree/, with their modes (setuid and setgid removed
+// unless kept) and times, owned by nobody in particular. Every directory is
+// written before what it holds, the ones the artifact implies 0755, so the
+// host's tar (under umask 0) makes none itself. Directories travel with
+// owner write and search permission added, since some tar implementations
+// (busybox's) cannot fill a directory they created read-only; their real
+// modes are listed in the archive's "modes" file, one "<octal mode>\t<path>"
+// line each, for the host to apply after extraction. The source is read
+// again, and a source that changed since Open is an error rather than a
+// runtime that does not match its id.
 func (a *Artifact) WriteTar(w io.Writer) error {
-	pk := &packer{tw: tar.NewWriter(w)}
-	if err := pk.tw.WriteHeader(&tar.Header{Name: TreeDir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: time.Now().Truncate(time.Second)}); err != nil {
+	pk := newPacker(w, a.Entries)
+	if err := pk.tw.WriteHeader(&tar.Header{Name: TreeDir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: pk.now}); err != nil {
 		return err
 	}
 	if a.dir {
@@ -36,7 +201,7 @@ func (a *Artifact) WriteTar(w io.Writer) error {
 			return err
 		}
 	} else {
-		again := &Artifact{Source: a.Source, Name: a.Name}
+		again := &Artifact{Source: a.Source, Name: a.Name, root: a.root, keepSetuid: a.keepSetuid}
 		if err := again.readTar(pk); err != nil {
 			return err
 		}
@@ -51,9 +216,31 @@ func (a *Artifact) WriteTar(w io.Writer) error {
 type packer struct {
 	tw    *tar.Writer
 	modes strings.Builder
+	dirs  map[string]Entry // the artifact's directories, implied ones included
+	done  map[string]bool  // directories written
+	now   time.Time
+}
+
+func newPacker(w io.Writer, entries []Entry) *packer {
+	pk := &packer{tw: tar.NewWriter(w), dirs: map[string]Entry{}, done: map[string]bool{}, now: time.Now().Truncate(time.Second)}
+	for _, e := range entries {
+		if e.Type == 'd' {
+			pk.dirs[e.Path] = e
+		}
+	}
+	return pk
 }
 
 func (pk *packer) header(e Entry, mtime time.Time) error {
+	if err := pk.parents(e.Path); err != nil {
+		return err
+	}
+	if e.Type == 'd' {
+		if pk.done[e.Path] {
+			return nil
+		}
+		pk.done[e.Path] = true
+	}
 	h := tarHeader(e, mtime)
 	h.Name = TreeDir + "/" + h.Name
 	if h.Typeflag == tar.TypeLink {
@@ -66,11 +253,26 @@ func (pk *packer) header(e Entry, mtime time.Time) error {
 	return pk.tw.WriteHeader(h)
 }
 
+// parents writes the directories above p not written yet, outermost first,
+// with the modes Open gave them. An archive may describe a directory after
+// what it holds, or not at all; either way the host's tar must not make it.
+func (pk *packer) parents(p string) error {
+	dir := path.Dir(p)
+	if dir == "." || pk.done[dir] {
+		return nil
+	}
+	d, ok := pk.dirs[dir]
+	if !ok { // the archive changed since Open; its digest will say so
+		d = impliedDir(dir)
+	}
+	return pk.header(d, pk.now)
+}
+
 func (pk *packer) Write(p []byte) (int, error) { return pk.tw.Write(p) }
 
 func (pk *packer) close() error {
 	body := pk.modes.String()
-	h := &tar.Header{Name: ModesFile, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body)), ModTime: time.Now().Truncate(time.Second)}
+	h := &tar.Header{Name: ModesFile, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body)), ModTime: pk.now}
 	if err := pk.tw.WriteHeader(h); err != nil {
 		return err
 	}
@@ -82,12 +284,16 @@ func (pk *packer) close() error {
 
 func (a *Artifact) writeDir(pk *packer) error {
 	for _, e := range a.Entries {
-		p := filepath.Join(a.Source, filepath.FromSlash(e.Path))
-		info, err := os.Lstat(p)
-		if err != nil {
-			return fmt.Errorf("%s changed while it was being read: %w", a.Source, err)
+		p := filepath.Join(a.root, filepath.FromSlash(e.Path))
+		mtime := pk.now
+		if !e.implied {
+			info, err := os.Lstat(p)
+			if err != nil {
+				return fmt.Errorf("%s changed while it was being read: %w", a.Source, err)
+			}
+			mtime = info.ModTime()
 		}
-		if err := pk.header(e, info.ModTime()); err != nil {
+		if err := pk.header(e, mtime); err != nil {
 			return err
 		}
 		if e.Type != 'f' {
@@ -110,6 +316,10 @@ func (a *Artifact) writeDir(pk *packer) error {
 	return nil
 }
 
+// tarHeader is e's header, with uid and gid 0 and no owner names, the same
+// for every push: owners are not part of a runtime. A host's tar run by a
+// login makes the files the login's, run by root makes them root's, and
+// never gives them to whatever uid they had where the artifact was built.
 func tarHeader(e Entry, mtime time.Time) *tar.Header {
 	h := &tar.Header{
 		Name:    e.Path,
