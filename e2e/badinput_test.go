@@ -106,7 +106,7 @@ func TestBadInput(t *testing.T) {
 			t.Fatal(r)
 		}
 		h.SSH(t, "mkdir -p "+dir+"/runtimes && echo keep >"+dir+"/runtimes/.store-lock")
-		oneLine(t, c.run("lock", "acquire", "--wait", "0"), 1, h.Target(), "is a file or a symlink", "by hand")
+		oneLine(t, c.run("lock", "acquire", "--wait", "0"), 1, h.Target(), "is a file, not the lock directory", "by hand")
 		if out, _ := h.SSH(t, "cat "+dir+"/runtimes/.store-lock"); out != "keep\n" {
 			t.Fatalf("the file was touched: %q", out)
 		}
@@ -115,7 +115,7 @@ func TestBadInput(t *testing.T) {
 		dir := filepath.Join(h.Dir, "link-lock")
 		h.SSH(t, "mkdir -p "+dir+"/runtimes "+dir+"/target && ln -s "+dir+"/target "+dir+"/runtimes/.store-lock")
 		c := newCLI(t, h, dir)
-		oneLine(t, c.run("run", "--wait", "0", "--", "true"), 1, h.Target(), "is a file or a symlink")
+		oneLine(t, c.run("run", "--wait", "0", "--", "true"), 1, h.Target(), "is a symlink, not the lock directory")
 		if out, _ := h.SSH(t, "ls -A "+dir+"/target"); out != "" {
 			t.Fatalf("something was written through the symlink: %q", out)
 		}

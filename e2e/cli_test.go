@@ -146,3 +146,13 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 }
 
 func lockPath(root string) string { return filepath.Join(root, "runtimes", ".store-lock") }
+
+// lockRecord is the path of the lock's record (<lock>/<token>/rec), "" when
+// the lock has none.
+func lockRecord(root string) string {
+	m, _ := filepath.Glob(filepath.Join(lockPath(root), "*", "rec"))
+	if len(m) != 1 {
+		return ""
+	}
+	return m[0]
+}

@@ -61,7 +61,7 @@ func TestStealRaceHasOneWinner(t *testing.T) {
 		t.Fatalf("acquire: %s", r)
 	}
 	old := time.Now().Add(-21 * time.Minute)
-	if err := os.Chtimes(lockPath(root), old, old); err != nil {
+	if err := os.Chtimes(lockRecord(root), old, old); err != nil {
 		t.Fatal(err)
 	}
 	const n = 64

@@ -447,7 +447,7 @@ func TestDiskFullDuringUpload(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{})
 	small := filepath.Join(h.Dir, "small")
 	os.MkdirAll(small, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", small).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", small).CombinedOutput(); err != nil {
 		t.Fatalf("mount tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", small).Run() })
@@ -515,7 +515,10 @@ func TestFleetPushOneHostDown(t *testing.T) {
 		}
 	}
 	for _, h := range hosts[:2] {
-		t.Cleanup(func() { h.SSH(t, "rm -rf "+strings.TrimPrefix(root, "~/")) })
+		t.Cleanup(func() {
+			dir := strings.TrimPrefix(root, "~/")
+			h.SSH(t, "exec /bin/sh -c 'chmod -R u+w "+dir+"; rm -rf "+dir+"'")
+		})
 	}
 	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, hosts[2].Target()) || !strings.Contains(r.stderr, "cannot connect") {
 		t.Fatalf("want one line naming the stopped host:\n%s", r)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hoistdev/hoist/shellcmd"
 )
 
 var (
@@ -22,8 +24,13 @@ var (
 	// ErrAbandoned: the host gave up because this client left or asked to
 	// stop before the lock was taken (or before the client confirmed it).
 	ErrAbandoned = errors.New("the host stopped waiting for the lock")
-	// ErrLockPath: the lock path is a file or a symlink; it is left untouched.
-	ErrLockPath = errors.New("the lock path is not a directory (a file or a symlink); refusing to touch it")
+	// ErrLockPath: the lock path is a file or a symlink, or holds what hoist
+	// does not make; it is left untouched.
+	ErrLockPath = errors.New("the lock path is not a lock hoist made; refusing to touch it")
+	// ErrUnsafePath: a directory of the store is a symlink, not a
+	// directory, another user's, writable by others, or unreadable; nothing
+	// was done.
+	ErrUnsafePath = errors.New("a store directory failed the safety checks")
 )
 
 // BusyError is returned when the lock stayed held for the whole wait.
@@ -49,41 +56,93 @@ func (e *LostError) Error() string {
 }
 func (e *LostError) Unwrap() error { return ErrLost }
 
-// HostError is an ERROR verdict: the host could not do what was asked.
+// HostError is an ERROR verdict: the host could not do what was asked, and
+// says so with a code (shellcmd.Op lists each operation's codes) and a
+// detail. The lock's codes read as sentences here ([Codes]); package store
+// reads its own.
 type HostError struct {
 	Code   string
 	Detail string
 }
 
-func (e *HostError) Error() string {
-	switch e.Code {
-	case "nohome":
-		return "HOME is not set on the host, so a ~/ root cannot be resolved; pass an absolute --root"
-	case "mkdir":
-		return "cannot create the store: " + e.Detail + "; check --root and its permissions"
-	case "record":
-		return "cannot write the lock's owner record: " + e.Detail + "; check free space and permissions"
-	case "lockpath":
-		return fmt.Sprintf("the lock path %s is a file or a symlink, not a directory; refusing to touch it; remove it by hand if it is not meant to be there", e.Detail)
-	case "unpack", "promote", "switch", "stage", "nosha256":
-		return "the host could not " + map[string]string{
-			"unpack": "unpack the upload", "promote": "promote the runtime", "switch": "switch current",
-			"stage": "find the upload", "nosha256": "verify the upload",
-		}[e.Code] + ": " + e.Detail
-	case "guard":
-		return "the steal guard stayed busy; retry, and if it persists run hoist lock status"
-	}
-	return strings.TrimSpace("host error: " + e.Code + " " + e.Detail)
+// hostError reads an ERROR verdict.
+func hostError(v shellcmd.Verdict) *HostError {
+	return &HostError{Code: v.Field(0), Detail: v.Field(1)}
 }
 
-// Unwrap maps lockpath to ErrLockPath.
+// pathProblems says what each h_pathok problem means, and what to do.
+var pathProblems = map[string]string{
+	"symlink":      "is a symlink; hoist never follows one out of the store: replace it with a real directory",
+	"notdir":       "is not a directory: move it away, or choose another --root",
+	"owner":        "belongs to another user: it must be owned by the login or by root (chown it, or choose another --root)",
+	"writable":     "is writable by others, so anyone on the host could change what hoist installs: chmod o-w it",
+	"unreadable":   "cannot be read by the login: fix its permissions",
+	"unsearchable": "cannot be searched by the login, so hoist cannot tell what is in it: fix its permissions",
+}
+
+// lockCodes are the lock's error codes and their sentences.
+var lockCodes = map[string]func(detail string) string{
+	"nohome": func(string) string {
+		return "HOME is not set on the host, so a ~/ root cannot be resolved; pass an absolute --root"
+	},
+	"path": func(d string) string {
+		problem, p, _ := strings.Cut(d, " ")
+		if what, ok := pathProblems[problem]; ok {
+			return p + " " + what
+		}
+		return "unsafe store path: " + d
+	},
+	"mkdir": func(d string) string {
+		return "cannot create the store: " + d + "; check --root and its permissions"
+	},
+	"record": func(d string) string {
+		return "cannot write the lock's owner record: " + d + "; check free space and permissions"
+	},
+	"lockpath": func(d string) string {
+		what, p, _ := strings.Cut(d, " ")
+		switch what {
+		case "symlink":
+			return p + " is a symlink, not the lock directory; hoist never follows one and touched nothing: remove it by hand if it is not meant to be there"
+		case "file":
+			return p + " is a file, not the lock directory; hoist touched nothing: remove it by hand if it is not meant to be there"
+		}
+		return p + " is in the lock directory but hoist never puts it there, so the lock is not hoist's; hoist touched nothing: remove it by hand if it is not meant to be there"
+	},
+	"release": func(d string) string {
+		return "the lock is ours but its record could not be moved out (" + d + "); check permissions on the store"
+	},
+	"changed": func(string) string {
+		return "the lock changed while it was being broken, and was left alone; run hoist lock status"
+	},
+}
+
+// Codes lists the error codes package lock reads.
+func Codes() []string {
+	out := make([]string, 0, len(lockCodes))
+	for c := range lockCodes {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (e *HostError) Error() string {
+	if f, ok := lockCodes[e.Code]; ok {
+		return shellcmd.Printable(f(e.Detail))
+	}
+	return shellcmd.Printable(strings.TrimSpace("host error: " + e.Code + " " + e.Detail))
+}
+
+// Unwrap maps lockpath to ErrLockPath and path to ErrUnsafePath.
 func (e *HostError) Unwrap() error {
-	if e.Code == "lockpath" {
+	switch e.Code {
+	case "lockpath":
 		return ErrLockPath
+	case "path":
+		return ErrUnsafePath
 	}
 	return nil
 }
 
 func unexpected(op string, r fmt.Stringer) error {
-	return fmt.Errorf("%s: unexpected reply %q from the host", op, r.String())
+	return fmt.Errorf("%s: unexpected reply %q from the host", op, shellcmd.Printable(r.String()))
 }

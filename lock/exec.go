@@ -20,8 +20,8 @@ func (l *Lock) Params() shellcmd.Params { return l.params(uuid.NewString()) }
 // It reports the waiting events like Acquire, and a closed stop makes the
 // host stop waiting. The reply's verdicts are the caller's to read; see
 // [Lock.Err] for the common ones.
-func (l *Lock) Under(ctx context.Context, body string, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
-	return l.waiting(ctx, remote.Call{Body: body}, ev, stop, nil)
+func (l *Lock) Under(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
+	return l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, nil)
 }
 
 // waiting runs a fragment that may wait for the lock on the host, with this
@@ -70,20 +70,20 @@ func (l *Lock) Err(r *remote.Reply, op string) error {
 	acquired, released := false, false
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case "ACQUIRED":
+		case shellcmd.Acquired:
 			acquired = true
-		case "RELEASED":
+		case shellcmd.Released:
 			released = true
-		case "BUSY":
+		case shellcmd.Busy:
 			return &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-		case "ABANDONED":
+		case shellcmd.Abandoned:
 			return ErrAbandoned
-		case "NOSTORE":
+		case shellcmd.NoStore:
 			return ErrNoStore
-		case "LOST":
+		case shellcmd.Lost:
 			return l.releaseVerdict(v, r)
-		case "ERROR":
-			return l.failure(op, &remote.Reply{Verdicts: []shellcmd.Verdict{v}})
+		case shellcmd.Error:
+			return hostError(v)
 		}
 	}
 	if len(r.Verdicts) == 0 {

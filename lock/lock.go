@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +25,9 @@ type Lock struct {
 	// Owner holds the client's part of the owner record: who, what, which
 	// version. Token, boot and time are filled in on the host.
 	Owner shellcmd.Record
+	// Pause is for tests: every command on this lock stops at the protocol
+	// steps it names (see shellcmd.Pause).
+	Pause shellcmd.Pause
 }
 
 // New returns the lock of the store under root on h. The owner record names
@@ -74,11 +76,11 @@ func (e *UnknownError) Unwrap() error { return e.Err }
 
 func (l *Lock) params(token string) shellcmd.Params {
 	return shellcmd.Params{
-		Root:    l.root,
-		Token:   token,
-		GuardID: uuid.NewString(),
-		Record:  l.Owner.Encode(),
-		Stale:   l.stale(),
+		Root:   l.root,
+		Token:  token,
+		Record: l.Owner.Encode(),
+		Stale:  l.stale(),
+		Pause:  l.Pause,
 	}
 }
 
@@ -91,20 +93,29 @@ func (l *Lock) stale() time.Duration {
 
 // Status reads the lock. It changes nothing on the host.
 func (l *Lock) Status(ctx context.Context) (State, error) {
-	r, err := l.host.Exec(ctx, remote.Call{Body: shellcmd.Status(l.params(""))})
+	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpStatus, l.params(""))})
 	if err != nil {
 		return State{}, err
 	}
+	var s State
 	v := r.Last()
 	switch v.Verb {
-	case "NOSTORE":
-		return State{HostBoot: l.hostBoot()}, nil
-	case "FREE":
-		return State{Store: true, HostBoot: l.hostBoot()}, nil
-	case "LOCK":
-		return l.state(v.Field(0), v.Field(1), v.Field(2)), nil
+	case shellcmd.NoStore:
+		s = State{}
+	case shellcmd.Free:
+		s = State{Store: true}
+	case shellcmd.Lock:
+		s = l.state(v.Field(0), v.Field(1), v.Field(2))
+	default:
+		return State{}, l.failure("status", r)
 	}
-	return State{}, l.failure("status", r)
+	s.Host = l.host.Facts()
+	for _, d := range r.Verdicts {
+		if d.Verb == shellcmd.Debris {
+			s.Debris = append(s.Debris, d.Field(0))
+		}
+	}
+	return s, nil
 }
 
 // Acquire takes the lock for a manual hold, waiting on the host up to wait
@@ -130,14 +141,14 @@ func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
 func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held, error) {
 	held := &Held{Token: p.Token}
 	acked := false
-	r, err := l.waiting(ctx, remote.Call{Body: shellcmd.Acquire(p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
+	r, err := l.waiting(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpAcquire, p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
 		switch v.Verb {
-		case "ACQUIRED":
+		case shellcmd.Acquired:
 			if v.Field(0) == p.Token {
 				acked = true
 				ctl.send("ack")
 			}
-		case "STOLEN":
+		case shellcmd.Stolen:
 			s := l.state(v.Field(1), v.Field(0), v.Field(2))
 			held.Stolen = &s
 		}
@@ -150,15 +161,15 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	}
 	v := r.Last()
 	switch v.Verb {
-	case "HOLDING":
+	case shellcmd.Holding:
 		if v.Field(0) == p.Token {
 			return held, nil
 		}
-	case "BUSY":
+	case shellcmd.Busy:
 		return nil, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-	case "NOSTORE":
+	case shellcmd.NoStore:
 		return nil, ErrNoStore
-	case "ABANDONED":
+	case shellcmd.Abandoned:
 		return nil, ErrAbandoned
 	}
 	return nil, l.failure("acquire", r)
@@ -167,7 +178,7 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 // Release removes the lock if, and only if, it still carries token. A lock
 // someone else holds now is left alone and a *LostError says whose it is.
 func (l *Lock) Release(ctx context.Context, token string) error {
-	r, err := l.host.Exec(ctx, remote.Call{Body: shellcmd.Release(l.params(token))})
+	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRelease, l.params(token))})
 	if err != nil {
 		return err
 	}
@@ -176,11 +187,11 @@ func (l *Lock) Release(ctx context.Context, token string) error {
 
 func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 	switch v.Verb {
-	case "RELEASED":
+	case shellcmd.Released:
 		return nil
-	case "LOST":
+	case shellcmd.Lost:
 		return l.lost(v.Field(0))
-	case "NOTHELD":
+	case shellcmd.NotHeld:
 		return ErrNotHeld
 	}
 	return l.failure("release", r)
@@ -192,21 +203,21 @@ func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 func (l *Lock) Break(ctx context.Context, force bool, token string) (State, error) {
 	p := l.params(token)
 	p.Force = force
-	r, err := l.host.Exec(ctx, remote.Call{Body: shellcmd.Break(p)})
+	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpBreak, p)})
 	if err != nil {
 		return State{}, err
 	}
 	v := r.Last()
 	switch v.Verb {
-	case "BROKEN":
+	case shellcmd.Broken:
 		return l.state(v.Field(1), v.Field(0), v.Field(2)), nil
-	case "NOTSTALE":
+	case shellcmd.NotStale:
 		return l.state(v.Field(0), "-", v.Field(1)), ErrNotStealable
-	case "NOTOWNER":
+	case shellcmd.NotOwner:
 		return l.state(v.Field(0), "-", v.Field(1)), ErrNotOwner
-	case "FREE":
+	case shellcmd.Free:
 		return State{Store: true}, ErrNotHeld
-	case "NOSTORE":
+	case shellcmd.NoStore:
 		return State{}, ErrNoStore
 	}
 	return State{}, l.failure("break", r)
@@ -216,25 +227,18 @@ func (l *Lock) state(age, why, raw string) State {
 	return stateFrom(age, why, raw, l.stale(), l.host.Facts())
 }
 
-func (l *Lock) hostBoot() string {
-	if f := l.host.Facts(); f != nil {
-		return f.Boot
-	}
-	return "-"
-}
-
 // progress turns the verdicts common to waiting fragments into events.
 func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 	switch v.Verb {
-	case "HELD":
+	case shellcmd.Held:
 		if ev.Waiting != nil {
 			ev.Waiting(l.state(v.Field(0), "-", v.Field(1)))
 		}
-	case "STOLEN":
+	case shellcmd.Stolen:
 		if ev.Stole != nil {
 			ev.Stole(l.state(v.Field(1), v.Field(0), v.Field(2)))
 		}
-	case "ACQUIRED":
+	case shellcmd.Acquired:
 		if ev.Acquired != nil {
 			ev.Acquired(v.Field(0))
 		}
@@ -246,12 +250,11 @@ func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 // is never read as success.
 func (l *Lock) failure(op string, r *remote.Reply) error {
 	v := r.Last()
-	if v.Verb == "ERROR" {
-		code, detail, _ := strings.Cut(v.Field(0), " ")
-		return &HostError{Code: code, Detail: detail}
+	if v.Verb == shellcmd.Error {
+		return hostError(v)
 	}
 	if v.Verb == "" {
-		return fmt.Errorf("%s: the host gave no answer (exit %d: %s)", op, r.Status, r.NoiseLine())
+		return fmt.Errorf("%s: the host gave no answer (exit %d: %s)", op, r.Status, shellcmd.Printable(r.NoiseLine()))
 	}
 	return unexpected(op, v)
 }

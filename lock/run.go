@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,29 +69,28 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	res := &RunResult{Token: p.Token}
 
 	r, err := l.waiting(ctx, remote.Call{
-		Body:   shellcmd.Run(p),
-		Stdout: orDiscard(opts.Stdout),
-		Stderr: orDiscard(opts.Stderr),
+		Fragment: shellcmd.Render(shellcmd.OpRun, p),
+		Stdout:   orDiscard(opts.Stdout),
+		Stderr:   orDiscard(opts.Stderr),
 	}, opts.Events, opts.Stop, func(v shellcmd.Verdict, _ *control) {
 		switch v.Verb {
-		case "STOLEN":
+		case shellcmd.Stolen:
 			s := l.state(v.Field(1), v.Field(0), v.Field(2))
 			res.Stolen = &s
-		case "STARTED":
+		case shellcmd.Started:
 			res.Started = true
 			if opts.Events.Started != nil {
 				opts.Events.Started()
 			}
-		case "RELEASED":
+		case shellcmd.Released:
 			res.released = true
-		case "ERROR":
+		case shellcmd.Error:
 			if res.Exited || res.Started {
-				code, detail, _ := strings.Cut(v.Field(0), " ")
-				res.ReleaseErr = &HostError{Code: code, Detail: detail}
+				res.ReleaseErr = hostError(v)
 			}
-		case "LOST":
+		case shellcmd.Lost:
 			res.Lost = l.lost(v.Field(0))
-		case "EXIT":
+		case shellcmd.Exit:
 			res.Status, _ = strconv.Atoi(v.Field(0))
 			res.Exited = true
 		}
@@ -113,9 +111,9 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	}
 	v := r.Last()
 	switch v.Verb {
-	case "BUSY":
+	case shellcmd.Busy:
 		return res, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-	case "ABANDONED":
+	case shellcmd.Abandoned:
 		return res, ErrAbandoned
 	}
 	return res, l.failure("run", r)

@@ -8,7 +8,9 @@ import (
 	"github.com/hoistdev/hoist/shellcmd"
 )
 
-// State is the lock as the host saw it.
+// State is the lock as the host saw it. The rules that decide whether it may
+// be taken are applied on the host (shellcmd/sh/rules.sh); Why carries the
+// host's verdict, and the rest is for people.
 type State struct {
 	// Store reports whether the store directory exists.
 	Store bool
@@ -19,8 +21,8 @@ type State struct {
 	Record   shellcmd.Record
 	RecordOK bool
 	Raw      string
-	// Age is the time since the lock last changed, by the host's clock;
-	// AgeKnown is false when the host could not tell.
+	// Age is the time since the lock's record last changed, by the host's
+	// clock; AgeKnown is false when the host could not tell.
 	Age      time.Duration
 	AgeKnown bool
 	// Why says which rule makes the lock stealable: "stale" (untouched for
@@ -29,28 +31,29 @@ type State struct {
 	Why string
 	// Stale is the stale period the host applied.
 	Stale time.Duration
-	// HostBoot is the host's boot identity, "-" when unknown.
-	HostBoot string
+	// Host is the host's facts (its boot evidence), nil when unknown.
+	Host *shellcmd.Facts
+	// Debris lists paths an earlier version left that nothing uses any
+	// more and that should be removed (status only).
+	Debris []string
 }
 
 // Stealable reports whether a rule lets anyone take the lock now.
 func (s State) Stealable() bool { return s.Why == "stale" || s.Why == "boot" }
 
-// BootMatch reports whether the record's boot is the host's current one;
-// known is false when either is unknown.
+// BootMatch reports whether the record was written on the host's current
+// boot; known is false when either side is unknown or the record is an
+// earlier version's.
 func (s State) BootMatch() (match, known bool) {
-	if !s.RecordOK || s.Record.Boot == "-" || s.HostBoot == "-" || s.HostBoot == "" {
+	if !s.RecordOK || s.Record.Format != 2 || s.Record.BootID == "-" || s.Host == nil || s.Host.BootID == "-" {
 		return false, false
 	}
-	return s.Record.Boot == s.HostBoot, true
+	return s.Record.BootID == s.Host.BootID, true
 }
 
 // stateFrom builds a State from a verdict's age, why and record fields.
 func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts) State {
-	s := State{Store: true, Locked: true, Stale: stale, HostBoot: "-"}
-	if facts != nil {
-		s.HostBoot = facts.Boot
-	}
+	s := State{Store: true, Locked: true, Stale: stale, Host: facts}
 	if n := shellcmd.Age(age); n >= 0 {
 		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
 	}
@@ -64,7 +67,8 @@ func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts)
 	return s
 }
 
-// Describe names the holder for a person: who, doing what, since when.
+// Describe names the holder for a person: who, doing what, since when. What
+// came from the host is made safe to print (shellcmd.Printable).
 func (s State) Describe() string {
 	if !s.Locked {
 		return "nobody"
@@ -76,9 +80,9 @@ func (s State) Describe() string {
 		if who == "" {
 			who = "unknown"
 		}
-		b.WriteString(who)
+		b.WriteString(shellcmd.Printable(who))
 		if r.Command != "" {
-			fmt.Fprintf(&b, " (%s)", r.Command)
+			fmt.Fprintf(&b, " (%s)", shellcmd.Printable(r.Command))
 		}
 		if r.Message != "" {
 			fmt.Fprintf(&b, " %q", r.Message)
@@ -101,7 +105,7 @@ func (s State) Reason() string {
 	case !s.Locked:
 		return "free"
 	case s.Why == "boot":
-		return fmt.Sprintf("previous boot: recorded on boot %s, the host is on boot %s", s.Record.Boot, s.HostBoot)
+		return shellcmd.Printable(s.bootReason())
 	case s.Why == "stale":
 		return fmt.Sprintf("stale: untouched for %s (stale after %s)", s.Age, s.Stale)
 	case s.Why == "forced":
@@ -112,4 +116,15 @@ func (s State) Reason() string {
 		return fmt.Sprintf("held: record missing or unreadable, so only age counts (stale after %s, untouched for %s)", s.Stale, s.Age)
 	}
 	return fmt.Sprintf("held: touched %s ago, stale after %s", s.Age, s.Stale)
+}
+
+func (s State) bootReason() string {
+	r, h := s.Record, s.Host
+	if h == nil {
+		return "previous boot"
+	}
+	if r.BootID != h.BootID {
+		return fmt.Sprintf("previous boot: recorded on boot %s of this machine, the host is on boot %s", r.BootID, h.BootID)
+	}
+	return fmt.Sprintf("previous boot: recorded in PID namespace %s whose PID 1 started at %s; that PID 1 now started at %s, so the namespace was replaced", r.PIDNS, r.Init, h.Init)
 }

@@ -10,7 +10,7 @@ import (
 
 const mark = "@hoist:abc"
 
-func feed(chunks ...string) (out string, verdicts []string, err error) {
+func demuxAll(chunks ...string) (out string, verdicts []string, err error) {
 	var buf bytes.Buffer
 	d := newDemux(mark, &buf, func(v string) { verdicts = append(verdicts, v) })
 	for _, c := range chunks {
@@ -36,7 +36,7 @@ func TestDemux(t *testing.T) {
 		{"noise before", []string{"motd\n\n" + mark + " FACTS a b c d\n"}, "motd\n", []string{"FACTS a b c d"}, false},
 		{"cut short", []string{"\n" + mark + " EXI"}, "", nil, true},
 	} {
-		out, vs, err := feed(tc.chunks...)
+		out, vs, err := demuxAll(tc.chunks...)
 		if (err != nil) != tc.bad || out != tc.out || strings.Join(vs, "|") != strings.Join(tc.verdicts, "|") {
 			t.Errorf("%s: out %q verdicts %q err %v", tc.name, out, vs, err)
 		}
@@ -60,7 +60,7 @@ func TestDemuxPassesAnyOutput(t *testing.T) {
 			chunks = append(chunks, rest[:n])
 			rest = rest[n:]
 		}
-		out, vs, err := feed(chunks...)
+		out, vs, err := demuxAll(chunks...)
 		if strings.Contains(string(payload), "\n"+mark+" ") {
 			continue // a payload that forges this run's marker is not output
 		}

@@ -1,13 +1,9 @@
 // Package remote is a host as the rest of hoist sees it: a [Host] runs a
-// shellcmd fragment through the host's login shell as
-//
-//	exec /bin/sh -c 'eval "$(printf %b "…")"'
-//
-// so the login shell (bash, dash, zsh, fish, tcsh, mksh, …) only ever parses
-// one fixed, single-quoted word, and the fragment itself always runs under
-// /bin/sh. The fragment travels octal-escaped inside that word: tcsh refuses
-// newlines inside quotes and fish reads backslashes inside single quotes, so
-// only characters that every login shell passes through unchanged are used.
+// shellcmd fragment through the host's login shell with one fixed command
+// line ([Loader]) that makes /bin/sh read the fragment from standard input, so
+// the login shell (bash, dash, zsh, fish, tcsh, mksh, …) only ever parses one
+// single-quoted word, the fragment itself always runs under /bin/sh, and no
+// other user of the host sees it in the process list.
 //
 // [Host.Exec] separates the command's output from the fragment's verdict
 // lines (see shellcmd.Verdict), caches the host's facts from the first

@@ -43,11 +43,13 @@ func (h *Host) Facts() *shellcmd.Facts {
 
 // Call is one fragment to run.
 type Call struct {
-	// Body is the operation's fragment, from package shellcmd.
-	Body string
-	// Stdin feeds the fragment's standard input (the control lines of a
-	// waiting or running fragment). Nil keeps it open and empty until the
-	// command ends, so the host sees EOF only if this client goes away.
+	// Fragment is the operation, from shellcmd.Render.
+	Fragment shellcmd.Fragment
+	// Stdin feeds the fragment's control channel: what follows the
+	// fragment on the command's standard input, sent only once the host
+	// has read the whole fragment (LOADED). Nil keeps it open and empty
+	// until the command ends, so the host sees EOF only if this client
+	// goes away.
 	Stdin io.Reader
 	// Stdout and Stderr receive the output that is not a verdict: a command
 	// run under the lock, or a login script's noise. Nil collects it into
@@ -77,11 +79,15 @@ func (r *Reply) Last() shellcmd.Verdict {
 // Exec runs c on the host. The error wraps transport.ErrUnknownOutcome when
 // contact was lost before the exit status arrived (verdicts seen so far are
 // in the reply), transport.ErrNotStarted when nothing ran, ErrNoShell, or
-// shellcmd.ErrVerdict when a verdict did not parse.
+// shellcmd.ErrVerdict when a verdict did not parse or is not one the
+// operation says.
 func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 	marker := newMarker()
 	facts := h.Facts()
-	script := shellcmd.Prelude(marker, facts) + c.Body
+	script := c.Fragment.Script(marker, facts)
+	op := c.Fragment.Op
+	in := newFeed(script, c.Stdin)
+	defer in.finish()
 
 	reply := &Reply{}
 	var noise limitedBuffer
@@ -91,13 +97,20 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 		v, err := shellcmd.ParseVerdict(text)
 		vmu.Lock()
 		defer vmu.Unlock()
+		if err == nil && op != nil && !op.Allows(v.Verb) {
+			err = fmt.Errorf("%w: %s does not say %q", shellcmd.ErrVerdict, op.Name, text)
+		}
 		if err != nil {
 			if bad == nil {
 				bad = err
 			}
 			return
 		}
-		if v.Verb == "FACTS" {
+		switch v.Verb {
+		case shellcmd.Loaded:
+			in.loaded()
+			return
+		case shellcmd.FactsVerb:
 			h.cacheFacts(v)
 			return
 		}
@@ -115,8 +128,8 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 	}
 	dm := newDemux(marker, stdout, onLine)
 	status, err := h.t.Run(ctx, transport.Request{
-		Command: CommandLine(script),
-		Stdin:   c.Stdin,
+		Command: Loader,
+		Stdin:   in,
 		Stdout:  dm,
 		Stderr:  stderr,
 	})
@@ -141,11 +154,12 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 func (h *Host) cacheFacts(v shellcmd.Verdict) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	home := v.Field(3)
+	home := v.Field(7)
 	if home == "-" {
 		home = "" // HOME is unset or empty on the host
 	}
-	h.facts = &shellcmd.Facts{Boot: v.Field(0), Stat: v.Field(1), Nap: v.Field(2), Home: home}
+	h.facts = &shellcmd.Facts{Machine: v.Field(0), BootID: v.Field(1), PIDNS: v.Field(2), Init: v.Field(3),
+		Stat: v.Field(4), Nap: v.Field(5), UID: v.Field(6), Home: home}
 }
 
 // newMarker is unique per exec, so no output can forge a verdict by accident.

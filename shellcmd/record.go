@@ -6,19 +6,27 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Record is a lock's owner record. The host writes its first fields (token,
-// boot, since) when it creates the lock; the client supplies the rest. It is
-// one line:
+// since, the boot evidence) when it creates the lock; the client supplies
+// the rest. It is one line:
 //
-//	hoist-lock/1 token=T boot=B since=EPOCH pid=N who=W ver=V cmd=C msg=M
+//	hoist-lock/2 token=T since=EPOCH mach=M boot=B pidns=N init=S pid=N who=W ver=V cmd=C msg=M
 //
 // with client values percent-encoded, so the line has no spaces of its own.
+// An earlier version wrote "hoist-lock/1 token=T boot=B since=EPOCH …", where
+// B is its own boot identity; such a record reads with Format 1 and Boot set.
 type Record struct {
-	Token   string
+	Format int // 2, or 1 for an earlier version's record
+	Token  string
+	Since  time.Time
+	// The boot evidence of the previous-boot rule (shellcmd.Facts); "-"
+	// where the host could not read it.
+	Machine, BootID, PIDNS, Init string
+	// Boot is an earlier version's boot identity (Format 1 only).
 	Boot    string
-	Since   time.Time
 	PID     int
 	Who     string // user@host of the client
 	Version string // hoist version of the client
@@ -26,7 +34,10 @@ type Record struct {
 	Message string // --message
 }
 
-const recordTag = "hoist-lock/1"
+const (
+	recordTag   = "hoist-lock/2"
+	recordTagV1 = "hoist-lock/1"
+)
 
 // MaxField bounds each client value in a record, so that a record, and every
 // verdict that carries it, stays far below the verdict line limit.
@@ -51,7 +62,15 @@ func cut(s string) string {
 // unknown owner.
 func ParseRecord(line string) (r Record, ok bool) {
 	fields := strings.Split(line, " ")
-	if len(fields) < 4 || fields[0] != recordTag {
+	if len(fields) < 4 {
+		return Record{}, false
+	}
+	switch fields[0] {
+	case recordTag:
+		r.Format = 2
+	case recordTagV1:
+		r.Format = 1
+	default:
 		return Record{}, false
 	}
 	seen := map[string]bool{}
@@ -69,7 +88,17 @@ func ParseRecord(line string) (r Record, ok bool) {
 		case "token":
 			r.Token = v
 		case "boot":
-			r.Boot = v
+			if r.Format == 1 {
+				r.Boot = v
+			} else {
+				r.BootID = v
+			}
+		case "mach":
+			r.Machine = v
+		case "pidns":
+			r.PIDNS = v
+		case "init":
+			r.Init = v
 		case "since":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -91,6 +120,9 @@ func ParseRecord(line string) (r Record, ok bool) {
 	if r.Token == "" || r.Token == "-" || !seen["boot"] || !seen["since"] {
 		return Record{}, false
 	}
+	if r.Format == 2 && (!seen["mach"] || !seen["pidns"] || !seen["init"]) {
+		return Record{}, false
+	}
 	return r, true
 }
 
@@ -108,6 +140,40 @@ func pct(s string) string {
 		b.WriteByte('%')
 		b.WriteByte(hex[c>>4])
 		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// Printable makes text from a host or another user safe to print on a
+// terminal: control characters (C0, DEL, C1), and bytes that are not UTF-8,
+// are written as Go escapes (\x1b, \u009b), so that a record, a command
+// line or a message can neither move the cursor, clear the screen nor set a
+// terminal's title. Everything else is kept as it is.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
 	}
 	return b.String()
 }

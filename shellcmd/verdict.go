@@ -7,72 +7,96 @@ import (
 	"strings"
 )
 
+// Verb is the first word of a protocol line.
+type Verb string
+
+// The verbs of the protocol; docs/protocol.md and docs/store.md say what each
+// means, and [Ops] which operation may send which.
+const (
+	Loaded    Verb = "LOADED"
+	FactsVerb Verb = "FACTS"
+	NoStore   Verb = "NOSTORE"
+	Free      Verb = "FREE"
+	Lock      Verb = "LOCK"
+	Debris    Verb = "DEBRIS"
+	Held      Verb = "HELD"
+	Stolen    Verb = "STOLEN"
+	Busy      Verb = "BUSY"
+	Acquired  Verb = "ACQUIRED"
+	Holding   Verb = "HOLDING"
+	Abandoned Verb = "ABANDONED"
+	Started   Verb = "STARTED"
+	Released  Verb = "RELEASED"
+	Lost      Verb = "LOST"
+	NotHeld   Verb = "NOTHELD"
+	Exit      Verb = "EXIT"
+	Broken    Verb = "BROKEN"
+	NotStale  Verb = "NOTSTALE"
+	NotOwner  Verb = "NOTOWNER"
+	Error     Verb = "ERROR"
+	// The store's.
+	Present    Verb = "PRESENT"
+	Stage      Verb = "STAGE"
+	Promoted   Verb = "PROMOTED"
+	Activated  Verb = "ACTIVATED"
+	Corrupt    Verb = "CORRUPT"
+	Runtime    Verb = "RT"
+	Listed     Verb = "LISTED"
+	NotFound   Verb = "NOTFOUND"
+	NoPrevious Verb = "NOPREVIOUS"
+	Pinned     Verb = "PINNED"
+	Unpinned   Verb = "UNPINNED"
+	Keep       Verb = "KEEP"
+	Delete     Verb = "DELETE"
+	Sweep      Verb = "SWEEP"
+	NoProc     Verb = "NOPROC"
+	Dropped    Verb = "DROPPED"
+)
+
+// fieldCount is each verb's number of fields; the last field takes the rest
+// of the line (a record, a home directory, a name). ERROR is a code and free
+// text.
+var fieldCount = map[Verb]int{
+	Loaded: 0, FactsVerb: 8, NoStore: 0, Free: 0, Lock: 3, Debris: 1, Held: 2, Stolen: 3,
+	Busy: 2, Acquired: 1, Holding: 1, Abandoned: 0, Started: 0, Released: 0, Lost: 1,
+	NotHeld: 0, Exit: 1, Broken: 3, NotStale: 2, NotOwner: 2, Error: -1,
+	Present: 1, Stage: 1, Promoted: 1, Activated: 2, Corrupt: 1, Runtime: 5, Listed: 0,
+	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
+	NoProc: 0, Dropped: 0,
+}
+
 // Verdict is one protocol line: a verb and its fields.
 type Verdict struct {
-	Verb string
+	Verb Verb
 	// Fields are the space-separated fields after the verb. The last field
-	// of a verdict that ends with a record is the rest of the line.
+	// of a verdict that ends with a record is the rest of the line. An
+	// ERROR's fields are its code and, when there is one, its text.
 	Fields []string
 }
 
-// ErrVerdict reports a protocol line that does not parse. It is never read as
-// success: the caller treats the outcome as unknown or the lock as held.
+// ErrVerdict reports a protocol line that does not parse, or that the
+// operation does not send. It is never read as success: the caller treats
+// the outcome as unknown or the lock as held.
 var ErrVerdict = errors.New("unrecognized reply from the host")
-
-// verbs maps each verb to its field count; the last field takes the rest of
-// the line. FACTS ends with the home directory, which may contain spaces.
-var verbs = map[string]int{
-	"FACTS":     4, // boot stat nap home
-	"NOSTORE":   0,
-	"FREE":      0,
-	"LOCK":      3, // age why record
-	"HELD":      2, // age record
-	"STOLEN":    3, // why age record
-	"BUSY":      2, // age record
-	"ACQUIRED":  1, // token
-	"HOLDING":   1, // token
-	"ABANDONED": 0,
-	"STARTED":   0,
-	"RELEASED":  0,
-	"LOST":      1, // record
-	"NOTHELD":   0,
-	"EXIT":      1, // status
-	"BROKEN":    3, // why age record
-	"NOTSTALE":  2, // age record
-	"NOTOWNER":  2, // age record
-	"ERROR":     -1,
-	// The store.
-	"PRESENT":    1, // id
-	"STAGE":      1, // id
-	"PROMOTED":   1, // id
-	"ACTIVATED":  2, // id previous
-	"CORRUPT":    1, // sha256 found
-	"RT":         5, // id promoted size flags name
-	"LISTED":     0,
-	"NOTFOUND":   1, // id
-	"NOPREVIOUS": 0,
-	"PINNED":     1, // id
-	"UNPINNED":   1, // id
-	"KEEP":       2, // id why
-	"DELETE":     2, // id plan|done
-	"SWEEP":      2, // name plan|done
-	"NOPROC":     0,
-	"DROPPED":    0,
-}
 
 // ParseVerdict parses the text after the marker. It accepts exactly the known
 // verbs with their field counts.
 func ParseVerdict(text string) (Verdict, error) {
 	verb, rest, _ := strings.Cut(text, " ")
-	n, ok := verbs[verb]
+	n, ok := fieldCount[Verb(verb)]
 	if !ok {
 		return Verdict{}, fmt.Errorf("%w: %q", ErrVerdict, text)
 	}
-	v := Verdict{Verb: verb}
+	v := Verdict{Verb: Verb(verb)}
 	switch {
-	case n < 0: // ERROR: free text
-		if rest != "" {
-			v.Fields = []string{rest}
+	case n < 0: // ERROR code [text]
+		if rest == "" {
+			return Verdict{}, fmt.Errorf("%w: %q", ErrVerdict, text)
+		}
+		code, detail, _ := strings.Cut(rest, " ")
+		v.Fields = []string{code}
+		if detail != "" {
+			v.Fields = append(v.Fields, detail)
 		}
 		return v, nil
 	case n == 0:
@@ -82,10 +106,10 @@ func ParseVerdict(text string) (Verdict, error) {
 		return v, nil
 	}
 	v.Fields = strings.SplitN(rest, " ", n)
-	if len(v.Fields) != n || slicesHasEmpty(v.Fields) {
+	if len(v.Fields) != n || hasEmpty(v.Fields) {
 		return Verdict{}, fmt.Errorf("%w: %q", ErrVerdict, text)
 	}
-	if verb == "EXIT" {
+	if v.Verb == Exit {
 		if _, err := strconv.Atoi(v.Fields[0]); err != nil {
 			return Verdict{}, fmt.Errorf("%w: %q", ErrVerdict, text)
 		}
@@ -93,7 +117,7 @@ func ParseVerdict(text string) (Verdict, error) {
 	return v, nil
 }
 
-func slicesHasEmpty(fs []string) bool {
+func hasEmpty(fs []string) bool {
 	for _, f := range fs {
 		if f == "" {
 			return true
@@ -120,5 +144,5 @@ func Age(field string) int64 {
 }
 
 func (v Verdict) String() string {
-	return strings.TrimSpace(v.Verb + " " + strings.Join(v.Fields, " "))
+	return strings.TrimSpace(string(v.Verb) + " " + strings.Join(v.Fields, " "))
 }

@@ -23,8 +23,10 @@ func TestParseVerdict(t *testing.T) {
 		{in: "HELD - -", verb: "HELD", fields: []string{"-", "-"}},
 		{in: "HELD 12", bad: true},
 		{in: "LOCK 5 stale garbage with  spaces", verb: "LOCK", fields: []string{"5", "stale", "garbage with  spaces"}},
-		{in: "FACTS b gnu 0.1 /home/a b", verb: "FACTS", fields: []string{"b", "gnu", "0.1", "/home/a b"}},
-		{in: "ERROR mkdir no space", verb: "ERROR", fields: []string{"mkdir no space"}},
+		{in: "FACTS m:h b 4026531836 1 gnu 0.1 1000 /home/a b", verb: "FACTS", fields: []string{"m:h", "b", "4026531836", "1", "gnu", "0.1", "1000", "/home/a b"}},
+		{in: "ERROR mkdir no space", verb: "ERROR", fields: []string{"mkdir", "no space"}},
+		{in: "ERROR changed", verb: "ERROR", fields: []string{"changed"}},
+		{in: "ERROR", bad: true},
 		{in: "ACQUIRED", bad: true},
 		{in: "RELEASED", verb: "RELEASED"},
 		{in: "OK", bad: true},
@@ -38,7 +40,7 @@ func TestParseVerdict(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || v.Verb != tc.verb || len(v.Fields) != len(tc.fields) {
+		if err != nil || string(v.Verb) != tc.verb || len(v.Fields) != len(tc.fields) {
 			t.Errorf("%q: got %+v, %v", tc.in, v, err)
 			continue
 		}
@@ -52,12 +54,13 @@ func TestParseVerdict(t *testing.T) {
 
 func TestRecordRoundTrip(t *testing.T) {
 	r := Record{PID: 42, Who: "al ice@laptop", Version: "1.2.3", Command: "hoist run -- sh -c 'a; b' %s\n$(x)", Message: "ünïcode & spaces"}
-	line := "hoist-lock/1 token=0f0e-aa boot=b00t/17 since=1700000000 " + r.Encode()
+	line := "hoist-lock/2 token=0f0e-aa since=1700000000 mach=m:h boot=b00t pidns=4026531836 init=17 " + r.Encode()
 	got, ok := ParseRecord(line)
 	if !ok {
 		t.Fatalf("did not parse: %q", line)
 	}
-	r.Token, r.Boot, r.Since = "0f0e-aa", "b00t/17", time.Unix(1700000000, 0)
+	r.Format, r.Token, r.Since = 2, "0f0e-aa", time.Unix(1700000000, 0)
+	r.Machine, r.BootID, r.PIDNS, r.Init = "m:h", "b00t", "4026531836", "17"
 	if got != r {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", got, r)
 	}
@@ -76,6 +79,7 @@ func TestParseRecordIsStrict(t *testing.T) {
 	for _, line := range []string{
 		"",
 		"garbage",
+		"hoist-lock/3 token=a boot=b since=1",
 		"hoist-lock/2 token=a boot=b since=1",
 		"hoist-lock/1 token= boot=b since=1",
 		"hoist-lock/1 token=- boot=b since=1",
@@ -87,6 +91,31 @@ func TestParseRecordIsStrict(t *testing.T) {
 	} {
 		if r, ok := ParseRecord(line); ok {
 			t.Errorf("%q parsed as %+v", line, r)
+		}
+	}
+}
+
+// TestEarlierRecordsStillRead: a record of an earlier version reads with
+// its token and its own boot identity, which the boot rule does not use.
+func TestEarlierRecordsStillRead(t *testing.T) {
+	r, ok := ParseRecord("hoist-lock/1 token=0f0e-aa boot=m:b00t/17 since=1700000000 pid=3 who=a%40b ver=1 cmd=x msg=")
+	if !ok || r.Format != 1 || r.Token != "0f0e-aa" || r.Boot != "m:b00t/17" || r.BootID != "" || r.Who != "a@b" {
+		t.Fatalf("got %+v, %v", r, ok)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode": "plain text, ünïcode",
+		"\x1b[2J clear":       "\\x1b[2J clear",
+		"\x1b]0;title\x07":    "\\x1b]0;title\\x07",
+		"tab\tnew\nline\x7f":  "tab\\x09new\\x0aline\\x7f",
+		"c1 \u009b csi":       "c1 \\u009b csi",
+		"bad \xff utf8":       "bad \\xff utf8",
+		"real \ufffd is kept": "real \ufffd is kept",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -39,28 +39,28 @@ type GCResult struct {
 func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (*GCResult, error) {
 	p := s.l.Params()
 	p.Keep, p.DryRun = keep, dryRun
-	r, err := s.l.Under(ctx, shellcmd.GC(p), ev, nil)
+	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpGC, p), ev, nil)
 	if err != nil {
 		return nil, err
 	}
 	res := &GCResult{DryRun: dryRun}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case "KEEP":
+		case shellcmd.Keep:
 			res.Kept = append(res.Kept, Kept{ID: v.Field(0), Why: v.Field(1)})
-		case "DELETE":
+		case shellcmd.Delete:
 			if v.Field(1) == "failed" {
 				res.Failed = append(res.Failed, v.Field(0))
 			} else {
 				res.Deleted = append(res.Deleted, v.Field(0))
 			}
-		case "SWEEP":
+		case shellcmd.Sweep:
 			res.Swept = append(res.Swept, v.Field(0))
-		case "NOPROC":
+		case shellcmd.NoProc:
 			return res, ErrNoProcessCheck
 		}
 	}
-	err = s.l.Err(r, "gc")
+	err = s.err(r, "gc")
 	if err == nil && len(res.Failed) > 0 {
 		err = fmt.Errorf("gc could not remove %v completely; check permissions under the store", res.Failed)
 	}

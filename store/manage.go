@@ -25,13 +25,13 @@ type Runtime struct {
 // List returns the verified runtimes, in id order. It changes nothing; a
 // missing store is an empty list.
 func (s *Store) List(ctx context.Context) ([]Runtime, error) {
-	r, err := s.l.Host().Exec(ctx, remote.Call{Body: shellcmd.List(s.l.Params())})
+	r, err := s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpList, s.l.Params())})
 	if err != nil {
 		return nil, err
 	}
 	var out []Runtime
 	for _, v := range r.Verdicts {
-		if v.Verb != "RT" {
+		if v.Verb != shellcmd.Runtime {
 			continue
 		}
 		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
@@ -51,10 +51,10 @@ func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 		out = append(out, rt)
 	}
 	switch r.Last().Verb {
-	case "LISTED", "NOSTORE":
+	case shellcmd.Listed, shellcmd.NoStore:
 		return out, nil
 	}
-	return nil, s.l.Err(r, "list")
+	return nil, s.err(r, "list")
 }
 
 // Switch says what an activation or a rollback did.
@@ -73,7 +73,7 @@ func (s *Store) Activate(ctx context.Context, id string, wait time.Duration, ev 
 	}
 	p := s.l.Params()
 	p.ID, p.Wait = id, wait
-	return s.switchTo(ctx, shellcmd.ActivateRuntime(p), ev)
+	return s.switchTo(ctx, shellcmd.Render(shellcmd.OpActivate, p), ev)
 }
 
 // Rollback points current back at previous, and previous at what was
@@ -81,33 +81,33 @@ func (s *Store) Activate(ctx context.Context, id string, wait time.Duration, ev 
 func (s *Store) Rollback(ctx context.Context, wait time.Duration, ev lock.Events) (*Switch, error) {
 	p := s.l.Params()
 	p.Wait = wait
-	return s.switchTo(ctx, shellcmd.Rollback(p), ev)
+	return s.switchTo(ctx, shellcmd.Render(shellcmd.OpRollback, p), ev)
 }
 
-func (s *Store) switchTo(ctx context.Context, body string, ev lock.Events) (*Switch, error) {
-	r, err := s.l.Under(ctx, body, ev, nil)
+func (s *Store) switchTo(ctx context.Context, fr shellcmd.Fragment, ev lock.Events) (*Switch, error) {
+	r, err := s.l.Under(ctx, fr, ev, nil)
 	if err != nil {
 		return nil, err
 	}
 	var sw *Switch
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case "ACTIVATED":
+		case shellcmd.Activated:
 			sw = &Switch{Current: v.Field(0)}
 			if prev := v.Field(1); prev != "-" {
 				sw.Previous = prev
 			}
-		case "NOTFOUND":
+		case shellcmd.NotFound:
 			return nil, ErrNotFound
-		case "NOPREVIOUS":
+		case shellcmd.NoPrevious:
 			return nil, ErrNoPrevious
 		}
 	}
-	if err := s.l.Err(r, "activate"); err != nil {
+	if err := s.err(r, "activate"); err != nil {
 		return sw, err
 	}
 	if sw == nil {
-		return nil, s.l.Err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "activate")
+		return nil, s.err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "activate")
 	}
 	return sw, nil
 }
@@ -120,24 +120,24 @@ func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Durati
 	}
 	p := s.l.Params()
 	p.ID, p.Unpin, p.Wait = id, unpin, wait
-	r, err := s.l.Under(ctx, shellcmd.Pin(p), ev, nil)
+	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPin, p), ev, nil)
 	if err != nil {
 		return err
 	}
 	done := false
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case "NOTFOUND":
+		case shellcmd.NotFound:
 			return ErrNotFound
-		case "PINNED", "UNPINNED":
+		case shellcmd.Pinned, shellcmd.Unpinned:
 			done = true
 		}
 	}
-	if err := s.l.Err(r, "pin"); err != nil {
+	if err := s.err(r, "pin"); err != nil {
 		return err
 	}
 	if !done {
-		return s.l.Err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "pin")
+		return s.err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "pin")
 	}
 	return nil
 }

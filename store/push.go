@@ -27,22 +27,6 @@ func New(l *lock.Lock) *Store { return &Store{l: l} }
 // Lock is the store's lock.
 func (s *Store) Lock() *lock.Lock { return s.l }
 
-var (
-	// ErrCorrupt: the archive on the host does not have the digest of the
-	// one sent. The stage was removed; push again.
-	ErrCorrupt = errors.New("the upload arrived corrupted (digest mismatch); nothing was installed")
-	// ErrStopped: the push was asked to stop during its upload; the stage
-	// was removed and nothing was installed.
-	ErrStopped = errors.New("stopped during the upload; the stage was removed and nothing was installed")
-	// ErrNotFound: no verified runtime has that id on the host.
-	ErrNotFound = errors.New("no such runtime on the host")
-	// ErrNoPrevious: rollback found no previous runtime to go back to.
-	ErrNoPrevious = errors.New("no previous runtime to roll back to")
-	// ErrNoProcessCheck: gc could not tell which runtimes processes use
-	// (neither /proc nor ps could be read), so it deleted nothing.
-	ErrNoProcessCheck = errors.New("cannot tell which runtimes are in use (no readable /proc or ps); nothing was deleted")
-)
-
 // PushOptions configure [Store.Push].
 type PushOptions struct {
 	// Activate switches current to the runtime once it is in place.
@@ -87,25 +71,26 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		return nil, errors.New("this transport cannot upload files")
 	}
 	p := s.l.Params()
-	p.ID, p.Name, p.Size, p.Activate, p.Wait = a.ID(), a.Name, a.Size, opts.Activate, opts.Wait
+	p.ID, p.Name, p.Digest, p.Size, p.Entries = a.ID(), a.Name, a.Digest, a.Size, len(a.Entries)
+	p.Activate, p.Wait = opts.Activate, opts.Wait
 	res := &PushResult{ID: a.ID()}
 
-	r, err := s.l.Under(ctx, shellcmd.PushCheck(p), opts.Events, opts.Stop)
+	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), opts.Events, opts.Stop)
 	res.Execs++
 	if err != nil {
 		return res, err
 	}
 	res.read(r)
 	switch r.Last().Verb {
-	case "PRESENT":
+	case shellcmd.Present:
 		res.Present = true
-		if err := s.l.Err(r, "push"); err != nil {
+		if err := s.err(r, "push"); err != nil {
 			return res, err
 		}
 		return res, res.activation(opts)
-	case "STAGE":
+	case shellcmd.Stage:
 	default:
-		return res, s.l.Err(r, "push")
+		return res, s.err(r, "push")
 	}
 
 	upCtx, cancelUp := context.WithCancel(ctx)
@@ -133,16 +118,16 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		return res, err
 	}
 	p.Sum = sum
-	r, err = s.l.Under(ctx, shellcmd.Promote(p), opts.Events, opts.Stop)
+	r, err = s.l.Under(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
 	res.Execs++
 	if err != nil {
 		return res, err
 	}
 	res.read(r)
-	if v := r.Last(); v.Verb == "CORRUPT" {
+	if v := r.Last(); v.Verb == shellcmd.Corrupt {
 		return res, fmt.Errorf("%w: the host has sha256 %s, hoist sent %s", ErrCorrupt, v.Field(0), sum)
 	}
-	if err := s.l.Err(r, "push"); err != nil {
+	if err := s.err(r, "push"); err != nil {
 		return res, err
 	}
 	if !res.Promoted && !res.Present {
@@ -162,11 +147,11 @@ func (res *PushResult) activation(opts PushOptions) error {
 func (res *PushResult) read(r *remote.Reply) {
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case "PROMOTED":
+		case shellcmd.Promoted:
 			res.Promoted = true
-		case "PRESENT":
+		case shellcmd.Present:
 			res.Present = true
-		case "ACTIVATED":
+		case shellcmd.Activated:
 			res.Activated = true
 			if prev := v.Field(1); prev != "-" && prev != v.Field(0) {
 				res.Previous = prev
@@ -227,7 +212,7 @@ func (s *Store) stagePath(token string) (string, error) {
 }
 
 func (s *Store) dropStage(ctx context.Context, p shellcmd.Params, res *PushResult) {
-	_, _ = s.l.Host().Exec(ctx, remote.Call{Body: shellcmd.DropStage(p)})
+	_, _ = s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpDropStage, p)})
 	res.Execs++
 }
 

@@ -181,7 +181,7 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	r := fn(ctx, l)
 	r.host = t.Target()
 	if f := l.Host().Facts(); f != nil {
-		a.debug(r.host, "host facts: boot %s, stat %s, polls every %ss, home %s", f.Boot, f.Stat, f.Nap, f.Home)
+		a.debug(r.host, "host facts: boot %s, stat %s, polls every %ss, home %s", f.Boot(), f.Stat, f.Nap, f.Home)
 	}
 	return a.finish(r)
 }

@@ -73,7 +73,7 @@ func testTryBusy(t *testing.T, e *env) {
 
 func testFreshLockKept(t *testing.T, e *env) {
 	a := e.acquire(e.lock())
-	e.backdate(e.lockDir(), 19*time.Minute)
+	e.backdateLock(19 * time.Minute)
 	_, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
 	wantBusy(t, err)
 	if e.token() != a.Token {
@@ -83,7 +83,7 @@ func testFreshLockKept(t *testing.T, e *env) {
 
 func testStaleLockTaken(t *testing.T, e *env) {
 	a := e.acquire(e.lock())
-	e.backdate(e.lockDir(), 21*time.Minute)
+	e.backdateLock(21 * time.Minute)
 	var stole []lock.State
 	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = append(stole, s) }})
 	must(t, err)
@@ -133,12 +133,11 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	l := e.lock()
 	a := e.acquire(l)
 	facts := l.Host().Facts()
-	if facts == nil || facts.Boot == "-" {
-		t.Skip("this host has no readable boot identity: the previous-boot rule does not apply")
+	if facts == nil || facts.BootID == "-" || facts.Machine == "-" {
+		t.Skip("this host has no readable boot_id or machine id: the previous-boot rule does not apply")
 	}
-	// Rewrite the record as if written on another boot of this machine;
-	// a fresh mtime.
-	e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=\([^ :]*\):[^ ]* / boot=\1:00000000-0000-0000-0000-000000000000\/1 /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir())))
+	// Another boot_id of this machine: its kernel has gone.
+	e.editRecord(`s/ boot=[^ ]* / boot=00000000-0000-0000-0000-000000000000 /`)
 	var stole lock.State
 	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = s }})
 	must(t, err)
@@ -148,19 +147,97 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	if !strings.Contains(stole.Reason(), "previous boot") {
 		t.Fatalf("reason does not say why: %q", stole.Reason())
 	}
-	// Another machine's boot says nothing (a store on shared storage), and
-	// an unknown boot is no evidence: such records are kept.
-	for _, boot := range []string{"other-machine:00000000-0000-0000-0000-000000000000\\/1", "-"} {
-		e.sh(fmt.Sprintf(`f=%s/owner; sed 's/ boot=[^ ]* / boot=%s /' "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.lockDir()), boot))
+	must(t, e.lock().Release(e.ctx(), b.Token))
+	// Evidence that proves nothing keeps the lock: another machine's boot
+	// (a store on shared storage), unknown facts, and another PID
+	// namespace on this boot (a container sharing the kernel and the
+	// store), whatever its PID 1.
+	for _, sed := range []string{
+		`s/ mach=[^ ]* / mach=other:machine /; s/ boot=[^ ]* / boot=00000000-0000-0000-0000-000000000000 /`,
+		`s/ mach=[^ ]* / mach=- /; s/ boot=[^ ]* / boot=00000000-0000-0000-0000-000000000000 /`,
+		`s/ boot=[^ ]* / boot=- /`,
+		`s/ pidns=[^ ]* / pidns=1 /; s/ init=[^ ]* / init=1 /`,
+		`s/ pidns=[^ ]* / pidns=- /; s/ init=[^ ]* / init=1 /`,
+	} {
+		c := e.acquire(e.lock())
+		e.editRecord(sed)
 		_, err = e.lock().Acquire(e.ctx(), 0, lock.Events{})
 		wantBusy(t, err)
+		if e.token() != c.Token {
+			t.Fatalf("after %q the lock changed hands", sed)
+		}
+		_, err = e.lock().Break(e.ctx(), true, c.Token)
+		must(t, err)
+	}
+	// This boot, this PID namespace, another PID 1: the namespace the
+	// record was written in has ended.
+	if facts.PIDNS != "-" && facts.Init != "-" {
+		c := e.acquire(e.lock())
+		e.editRecord(`s/ init=[^ ]* / init=1 /`)
+		d, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+		must(t, err)
+		if d.Stolen == nil || d.Stolen.Why != "boot" || d.Stolen.Record.Token != c.Token {
+			t.Fatalf("want a steal of a replaced namespace's lock, got %+v", d.Stolen)
+		}
+	}
+}
+
+// An earlier version's lock (a directory with an "owner" record) is read,
+// reported, and taken by the age rule only, whatever its boot says.
+func testEarlierVersionLock(t *testing.T, e *env) {
+	tok := "0f0e0d0c-0b0a-4908-8706-050403020100"
+	e.sh(fmt.Sprintf("mkdir -p %s && printf 'hoist-lock/1 token=%s boot=x:y/1 since=1 pid=1 who=old ver=0 cmd=x msg=\\n' >%s/owner",
+		q(e.lockDir()), tok, q(e.lockDir())))
+	_, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	busy := wantBusy(t, err)
+	if !busy.Holder.RecordOK || busy.Holder.Record.Token != tok || busy.Holder.Record.Format != 1 {
+		t.Fatalf("an earlier version's record read as %+v", busy.Holder)
+	}
+	e.backdate(e.lockDir(), 21*time.Minute)
+	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	must(t, err)
+	if h.Stolen == nil || h.Stolen.Why != "stale" || h.Stolen.Record.Token != tok {
+		t.Fatalf("want a stale steal of %s, got %+v", tok, h.Stolen)
+	}
+	if e.token() != h.Token {
+		t.Fatal("the new lock does not carry the new token")
+	}
+}
+
+// A lock directory whose token has no record is what a release or a steal
+// leaves between its two steps: nobody holds it, and it is taken at once.
+func testDeadLockIsTakenAtOnce(t *testing.T, e *env) {
+	e.sh(fmt.Sprintf("mkdir -p %s/0f0e0d0c-0b0a-4908-8706-050403020100", q(e.lockDir())))
+	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
+	must(t, err)
+	if h.Stolen != nil || e.token() != h.Token {
+		t.Fatalf("dead lock: want a plain acquire, got %+v (holder %q)", h.Stolen, e.token())
+	}
+}
+
+// Something hoist does not put in a lock makes it not hoist's: refused,
+// never touched, by every operation.
+func testForeignEntryInLockRefused(t *testing.T, e *env) {
+	e.sh(fmt.Sprintf("mkdir -p %s && echo mine >%s/precious", q(e.lockDir()), q(e.lockDir())))
+	e.backdate(e.lockDir(), 21*time.Minute)
+	for name, op := range map[string]func() error{
+		"acquire": func() error { _, err := e.lock().Acquire(e.ctx(), 0, lock.Events{}); return err },
+		"break":   func() error { _, err := e.lock().Break(e.ctx(), true, "-"); return err },
+		"status":  func() error { _, err := e.lock().Status(e.ctx()); return err },
+	} {
+		if err := op(); !errors.Is(err, lock.ErrLockPath) {
+			t.Fatalf("%s: want ErrLockPath, got %v", name, err)
+		}
+	}
+	if got := e.sh("cat " + q(e.lockDir()+"/precious")); got != "mine\n" {
+		t.Fatalf("the foreign file was touched: %q", got)
 	}
 }
 
 func testReleaseKeepsSuccessor(t *testing.T, e *env) {
 	old := e.lock()
 	a := e.acquire(old)
-	e.backdate(e.lockDir(), 21*time.Minute)
+	e.backdateLock(21 * time.Minute)
 	b := e.acquire(e.lock())
 	err := old.Release(e.ctx(), a.Token)
 	var lost *lock.LostError
@@ -184,7 +261,7 @@ func testHostReleaseKeepsSuccessor(t *testing.T, e *env) {
 		res, runErr = old.Run(e.ctx(), []string{"sh", "-c", script}, lock.RunOptions{})
 	}()
 	waitFor(t, 20*time.Second, func() bool { return e.exists(mark) })
-	e.backdate(e.lockDir(), 21*time.Minute)
+	e.backdateLock(21 * time.Minute)
 	b := e.acquire(e.lock())
 	if b.Stolen == nil {
 		t.Fatal("the running command's lock was not taken as stale")
@@ -202,7 +279,7 @@ func testHostReleaseKeepsSuccessor(t *testing.T, e *env) {
 
 func testStealRace(t *testing.T, e *env) {
 	e.acquire(e.lock())
-	e.backdate(e.lockDir(), 21*time.Minute)
+	e.backdateLock(21 * time.Minute)
 	const n = 16
 	locks := make([]*lock.Lock, n)
 	for i := range locks {
@@ -428,7 +505,7 @@ func testBreak(t *testing.T, e *env) {
 		t.Fatalf("forced break: %+v, lock still there: %v", s, e.exists(e.lockDir()))
 	}
 	b := e.acquire(l)
-	e.backdate(e.lockDir(), 21*time.Minute)
+	e.backdateLock(21 * time.Minute)
 	s, err = l.Break(e.ctx(), false, "")
 	must(t, err)
 	if s.Why != "stale" || s.Record.Token != b.Token {

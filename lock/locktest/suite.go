@@ -49,6 +49,9 @@ var scenarios = []struct {
 	{"OwnerlessLockObeysAgeOnly", testOwnerlessLock},
 	{"UnparsableRecordObeysAgeOnly", testUnparsableRecord},
 	{"PreviousBootRecordIsTakenAtOnce", testPreviousBootRecord},
+	{"EarlierVersionLockObeysAgeOnly", testEarlierVersionLock},
+	{"DeadLockIsTakenAtOnce", testDeadLockIsTakenAtOnce},
+	{"ForeignEntryInLockRefused", testForeignEntryInLockRefused},
 	{"ReleaseNeverRemovesSuccessor", testReleaseKeepsSuccessor},
 	{"HostReleaseNeverRemovesSuccessor", testHostReleaseKeepsSuccessor},
 	{"ConcurrentStealsHaveOneWinner", testStealRace},
@@ -136,13 +139,38 @@ func (e *env) debris() []string {
 	return extra
 }
 
+// record is the path of the lock's record, "" when there is none.
+func (e *env) record() string {
+	return strings.TrimSpace(e.sh(fmt.Sprintf("for f in %s/*/rec; do [ -f \"$f\" ] && echo \"$f\"; done; true", q(e.lockDir()))))
+}
+
+// token is the token of the lock's holder, "" when there is none.
 func (e *env) token() string {
-	line := e.sh(fmt.Sprintf("cat %s/owner 2>/dev/null || true", q(e.lockDir())))
-	r, ok := shellcmd.ParseRecord(strings.TrimSpace(line))
-	if !ok {
+	p := e.record()
+	if p == "" {
+		return ""
+	}
+	r, ok := shellcmd.ParseRecord(strings.TrimSpace(e.sh("cat " + q(p))))
+	if !ok || path.Base(path.Dir(p)) != r.Token {
 		return ""
 	}
 	return r.Token
+}
+
+// backdateLock makes the lock's record age old, by the host's clock.
+func (e *env) backdateLock(age time.Duration) {
+	e.t.Helper()
+	p := e.record()
+	if p == "" {
+		e.t.Fatal("no lock record to backdate")
+	}
+	e.backdate(p, age)
+}
+
+// editRecord rewrites the lock's record with a sed script.
+func (e *env) editRecord(sed string) {
+	e.t.Helper()
+	e.sh(fmt.Sprintf(`f=%s; sed %s "$f" >"$f.x" && mv "$f.x" "$f"`, q(e.record()), q(sed)))
 }
 
 func (e *env) acquire(l *lock.Lock) *lock.Held {

@@ -1,50 +1,37 @@
-# h_create: mkdir is the atomic test-and-set. The owner record is published in
-# the same host command, under a temporary name renamed into place, so a reader
-# sees either no record (a lock being born: fresh, so never stealable) or a
-# whole one. Returns 0 when the lock is ours, 1 when mkdir failed (h_lasterr
-# says why), 2 when the record could not be written (the empty lock is removed).
+# h_create: a lock appears with its record in one rename. The record is
+# written into <lock>.new-<me>/<me>/rec, a directory of this command's own,
+# which is then renamed to the lock path, and only while that path is absent.
+# A rename onto a non-empty directory fails on every kernel, so a creation
+# that stalls between any two steps can never replace a held lock; if a lock
+# appeared just before the mv, mv moves the prepared directory into it, and
+# it is moved back out by its own name. Returns 0 when the lock is ours, 1
+# when it is not (h_lasterr says why when the store cannot be written), 2
+# when the record could not be written.
 h_create() {
-	h_lasterr=$(mkdir "$h_lock" 2>&1) || return 1
-	if printf 'hoist-lock/1 token=%s boot=%s since=%s %s\n' "$h_me" "$h_boot" "$(date +%s)" "$h_rec" >"$h_lock/.owner-$h_me" 2>/dev/null &&
-		mv -f "$h_lock/.owner-$h_me" "$h_lock/owner" 2>/dev/null; then
-		return 0
+	h_new=$h_lock.new-$h_me
+	if ! h_lasterr=$(mkdir "$h_new" 2>&1 && mkdir "$h_new/$h_me" 2>&1); then
+		rm -rf "$h_new"
+		return 1
 	fi
-	h_lasterr="cannot write $h_lock/owner"
-	rm -rf "$h_lock"
-	return 2
-}
-
-# h_sample: reads the lock as it is now. h_line is the record's first line
-# (empty when missing); h_tok and h_lboot come from a record that parses and
-# are empty otherwise: an unreadable record is evidence of nothing. Returns 1
-# when there is no lock.
-h_sample() {
-	h_line= h_tok= h_lboot=
-	[ -d "$h_lock" ] || return 1
-	{ IFS= read -r h_line <"$h_lock/owner"; } 2>/dev/null
-	case $h_line in
-	"hoist-lock/1 token="?*" boot="?*" since="*)
-		set -- $h_line
-		h_tok=${2#token=} h_lboot=${3#boot=}
-		case $h_tok in *[!0-9a-f-]*) h_tok= h_lboot= ;; esac
-		case $h_lboot in *[!0-9A-Za-z.:/-]*) h_tok= h_lboot= ;; esac
-		;;
-	esac
-	return 0
-}
-
-# h_stealable: after h_sample, whether a rule lets anyone take this lock: its
-# recorded boot is known and is not this boot (its holder cannot be running),
-# or it has not changed for h_stale seconds by this host's clock (the
-# directory is the lock, so this holds for a missing or unreadable record too).
-# Sets h_why to boot or stale, and h_a to the lock's age when known.
-h_stealable() {
-	h_why=
-	h_age "$h_lock"
-	if h_prevboot "$h_lboot"; then
-		h_why=boot
-	elif [ -n "$h_a" ] && [ "$h_a" -ge "$h_stale" ]; then
-		h_why=stale
+	if ! printf 'hoist-lock/2 token=%s since=%s mach=%s boot=%s pidns=%s init=%s %s\n' \
+		"$h_me" "$(date +%s)" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_rec" >"$h_new/$h_me/rec" 2>/dev/null; then
+		h_lasterr="cannot write the lock's record in $h_new (disk full?)"
+		rm -rf "$h_new"
+		return 2
 	fi
-	[ -n "$h_why" ]
+	h_step create.prepared
+	if [ ! -e "$h_lock" ] && [ ! -L "$h_lock" ]; then
+		h_step create.publish
+		mv "$h_new" "$h_lock" 2>/dev/null
+		if [ -f "$h_lock/$h_me/rec" ]; then
+			return 0
+		fi
+		h_in=$h_lock/${h_new##*/}
+		if [ -d "$h_in" ] && ! mv "$h_in" "$h_new" 2>/dev/null; then
+			rm -rf "$h_in"
+		fi
+	fi
+	rm -rf "$h_new"
+	h_lasterr=
+	return 1
 }

@@ -1,25 +1,33 @@
 # Host facts, probed once per connection and printed for the client to cache.
-# The boot identity is "<machine>:<boot_id>/<PID 1 start time>": the kernel's
-# boot_id and PID 1's start time (field 22 of /proc/1/stat), so a container
-# restart counts as a reboot, qualified by the machine (/etc/machine-id, else
-# the host name), because a store on shared storage is seen from several
-# machines at once, and another machine's boot says nothing about a holder.
-# Anything that cannot be read leaves "-": an unknown boot never makes a lock
-# stealable.
-h_boot=-
-if { IFS= read -r h_b </proc/sys/kernel/random/boot_id && IFS= read -r h_s </proc/1/stat; } 2>/dev/null; then
-	h_s=${h_s##*) }
-	set -- $h_s
-	if [ $# -ge 20 ]; then
-		shift 19
-		h_mach=
-		{ IFS= read -r h_mach </etc/machine-id || IFS= read -r h_mach </var/lib/dbus/machine-id; } 2>/dev/null
-		[ -n "$h_mach" ] || h_mach=$(uname -n 2>/dev/null)
-		case $h_mach in '' | *[!0-9A-Za-z.-]*) h_mach= ;; esac
-		if [ -n "$h_mach" ]; then h_boot=$h_mach:$h_b/$1; fi
+#
+# The boot evidence (docs/protocol.md, "Previous boot"): the machine
+# (/etc/machine-id and the host name), the kernel's boot_id, and the PID
+# namespace with the start time of its PID 1 (field 22 of /proc/1/stat). The
+# namespace is read only when /proc belongs to it, that is when /proc/self is
+# this shell. Anything that cannot be read stays "-", and an unknown fact
+# never makes a lock stealable.
+h_mach=- h_bootid=- h_pidns=- h_init=-
+if { IFS= read -r h_x </etc/machine-id || IFS= read -r h_x </var/lib/dbus/machine-id; } 2>/dev/null; then
+	h_y=$(uname -n 2>/dev/null) && h_mach=$h_x:$h_y
+fi
+{ IFS= read -r h_bootid </proc/sys/kernel/random/boot_id; } 2>/dev/null || h_bootid=-
+if { IFS= read -r h_x </proc/self/stat; } 2>/dev/null && [ "${h_x%% *}" = "$$" ]; then
+	h_x=$(readlink /proc/self/ns/pid 2>/dev/null) || h_x=
+	case $h_x in "pid:["*"]") h_x=${h_x#pid:?} h_pidns=${h_x%?} ;; esac
+	if { IFS= read -r h_x </proc/1/stat; } 2>/dev/null; then
+		h_x=${h_x##*) }
+		set -- $h_x
+		if [ $# -ge 20 ]; then
+			shift 19
+			h_init=$1
+		fi
 	fi
 fi
-case $h_boot in *[!0-9A-Za-z.:/-]*) h_boot=- ;; esac
+case $h_mach in '' | *[!0-9A-Za-z.:_-]*) h_mach=- ;; esac
+case $h_bootid in '' | *[!0-9a-f-]*) h_bootid=- ;; esac
+case $h_pidns in '' | *[!0-9]*) h_pidns=- ;; esac
+case $h_init in '' | *[!0-9]*) h_init=- ;; esac
+if [ "$h_pidns" = - ]; then h_init=-; fi
 # Which stat prints a modification time in seconds: GNU and busybox take -c %Y,
 # BSD takes -f %m. With neither, ages are unknown and the age rule never fires.
 h_stat=none
@@ -33,5 +41,8 @@ fi
 # longest the rule "poll at 100 ms or less" allows.
 h_nap=1
 if sleep 0.01 2>/dev/null; then h_nap=0.1; fi
+# The login's uid: the store's directories must be its own or root's.
+h_uid=$(id -u 2>/dev/null)
+case $h_uid in '' | *[!0-9]*) h_uid=- ;; esac
 h_home=$HOME
-h_say FACTS "$h_boot" "$h_stat" "$h_nap" "${h_home:--}"
+h_say FACTS "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_stat" "$h_nap" "$h_uid" "${h_home:--}"

@@ -33,20 +33,30 @@ h_inuse() {
 		}' | sort -u
 }
 
-# h_stage_idle STAGE: nothing in STAGE was written for the stale period. An
-# upload in flight keeps writing its archive, so it is never idle.
-# A find that cannot answer (no -mmin) leaves the stage alone.
-h_stage_idle() {
-	h_f=$(find "$1" -mmin "-$(((h_stale + 59) / 60))" 2>/dev/null) || return 1
+# h_idle PATH MINUTES: nothing in PATH was written for MINUTES. An upload in
+# flight keeps writing its archive, so it is never idle. A find that cannot
+# answer (no -mmin) leaves everything alone.
+h_idle() {
+	h_f=$(find "$1" -mmin "-$2" 2>/dev/null) || return 1
 	[ -z "$h_f" ]
+}
+
+# h_isid NAME: NAME can be a runtime id, so a mark of that name is hoist's.
+h_isid() {
+	case $1 in
+	'' | .* | *[!A-Za-z0-9._+-]*) return 1 ;;
+	esac
 }
 
 # h_op_gc: one attempt at the lock (a stale or previous-boot steal counts),
 # never a wait: a busy store is skipped. Under the lock, fenced, in this one
 # command: keep current, previous, pinned and in-use runtimes and the h_keep
 # newest others; move each victim aside to a unique name, check again that
-# nothing wants it, then delete it; sweep idle stages and leftovers. With
-# h_dry the plan is said and nothing changes.
+# nothing wants it, then delete it; sweep what hoist left behind. Only what
+# hoist provably made is ever deleted: runtimes with hoist's mark, and paths
+# with hoist's names and a token in them. Anything else in the store is
+# reported (KEEP name unmarked) and left alone. With h_dry the plan is said
+# and nothing changes.
 h_op_gc() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -64,22 +74,8 @@ h_op_gc() {
 		return
 	fi
 	h_cur=$(h_pointer current) h_prev=$(h_pointer previous)
-	# Candidates, newest first: promoted time, then id.
-	set +f
-	h_all=$(for h_mf in "$h_store"/.meta/*; do
-		[ -f "$h_mf" ] || continue
-		h_i=${h_mf##*/}
-		h_w=$(sed -n 's/^promoted=//p' "$h_mf")
-		printf '%s %s\n' "${h_w:-0}" "$h_i"
-	done | sort -rn)
-	h_unmarked=$(for h_d in "$h_store"/*; do
-		[ -d "$h_d" ] && [ ! -f "$h_store/.meta/${h_d##*/}" ] && printf '%s\n' "${h_d##*/}"
-	done)
-	h_stages=$(for h_d in "$h_store"/.stage-* "$h_store"/.trash-* "$h_lock".stolen-* "$h_lock".released-* "$h_lock".broken-*; do
-		[ -d "$h_d" ] && printf '%s\n' "${h_d##*/}"
-	done)
-	set -f
-	h_n=0 h_victims=
+	h_gc_collect
+	h_kept=0 h_victims=
 	h_ifs=$IFS
 	IFS='
 '
@@ -90,8 +86,8 @@ h_op_gc() {
 		elif [ "$h_i" = "$h_prev" ]; then h_why=previous
 		elif [ -e "$h_store/.pins/$h_i" ]; then h_why=pinned
 		elif h_listed "$h_i" "$h_used"; then h_why=in-use
-		elif [ "$h_n" -lt "$h_keep" ]; then
-			h_n=$((h_n + 1))
+		elif [ "$h_kept" -lt "$h_keep" ]; then
+			h_kept=$((h_kept + 1))
 			h_why=newest
 		fi
 		if [ -n "$h_why" ]; then
@@ -101,20 +97,56 @@ h_op_gc() {
 "
 		fi
 	done
-	# A tree without its verified mark and not in use is a promotion cut
-	# short; it goes too.
-	for h_i in $h_unmarked; do
-		if h_listed "$h_i" "$h_used" || [ "$h_i" = "$h_cur" ] || [ "$h_i" = "$h_prev" ]; then
-			h_say KEEP "$h_i" in-use
-		else
-			h_victims="$h_victims$h_i
-"
-		fi
-	done
+	for h_i in $h_unmarked; do h_say KEEP "$h_i" unmarked; done
 	IFS=$h_ifs
 	h_gc_delete
 	h_gc_sweep
 	h_release_say
+}
+
+# h_gc_collect: h_all, the marked runtimes newest first ("promoted id"
+# lines); h_unmarked, store entries without a mark; h_stages, leftovers with
+# hoist's names. A mark whose runtime is missing (a promotion cut short
+# before its rename) is a leftover too.
+h_gc_collect() {
+	set +f
+	h_all=$(for h_mf in "$h_store"/.meta/*; do
+		h_i=${h_mf##*/}
+		[ -f "$h_mf" ] && h_isid "$h_i" || continue
+		[ -e "$h_store/$h_i" ] || [ -L "$h_store/$h_i" ] || continue
+		h_meta "$h_i"
+		printf '%s %s\n' "${h_mwhen:-0}" "$h_i"
+	done | sort -rn)
+	h_unmarked=$(for h_d in "$h_store"/*; do
+		h_i=${h_d##*/}
+		if [ -e "$h_d" ] || [ -L "$h_d" ]; then
+			h_isid "$h_i" && [ -f "$h_store/.meta/$h_i" ] || printf '%s\n' "$h_i"
+		fi
+	done)
+	h_stages=$(for h_d in "$h_store"/.stage-* "$h_store"/.trash-* "$h_lock".* "$h_runs"/*; do
+		h_n=${h_d##*/}
+		case $h_n in
+		.stage-*) h_isuuid "${h_n#.stage-}" ;;
+		.trash-*) h_istrash "$h_n" ;;
+		"$h_lockname".new-* | "$h_lockname".stolen-* | "$h_lockname".released-* | "$h_lockname".broken-*) h_isuuid "${h_n#"$h_lockname".*-}" ;;
+		*) [ "${h_d%/*}" = "$h_runs" ] && h_isuuid "$h_n" ;;
+		esac || continue
+		{ [ -e "$h_d" ] || [ -L "$h_d" ]; } && printf '%s\n' "$h_d"
+	done)
+	h_stages="$h_stages
+$(for h_mf in "$h_store"/.meta/*; do
+		h_i=${h_mf##*/}
+		[ -f "$h_mf" ] && h_isid "$h_i" && [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && printf '%s\n' "$h_mf"
+	done)"
+	set -f
+}
+
+# h_istrash NAME: NAME is .trash-<token>-<id>, a victim gc moved aside.
+h_istrash() {
+	h_u=${1#.trash-}
+	h_r=${h_u#????????????????????????????????????}
+	h_u=${h_u%"$h_r"}
+	case $h_r in -?*) h_isuuid "$h_u" ;; *) return 1 ;; esac
 }
 
 # h_listed WORD LIST: WORD is a line of LIST.
@@ -174,27 +206,39 @@ h_gc_delete() {
 	IFS=$h_ifs
 }
 
+# h_gc_sweep: removes leftovers nothing has written to for the stale period
+# (a finished run's kept output: for a day), by the full paths h_gc_collect
+# found. A run whose token holds the lock is running, however quiet; a
+# promotion waiting for the lock writes nothing to its stage, but keeps its
+# scratch directory (same token) fresh.
 h_gc_sweep() {
 	h_ifs=$IFS
 	IFS='
 '
 	for h_d in $h_stages; do
-		case $h_d in .trash-"$h_me"-*) continue ;; esac
-		# A promotion waiting for the lock writes nothing to its stage,
-		# but keeps its scratch directory (same token) fresh.
-		h_stok=${h_d#.stage-}
-		if [ "$h_stok" != "$h_d" ] && [ -d "$h_root/$h_runsdir/$h_stok" ] && ! h_stage_idle "$h_root/$h_runsdir/$h_stok"; then
-			h_say KEEP "$h_d" waiting
+		h_n=${h_d##*/}
+		h_stok=${h_n#.stage-}
+		case $h_n in .trash-"$h_me"-*) continue ;; esac
+		h_min=$(((h_stale + 59) / 60))
+		if [ "${h_d%/*}" = "$h_runs" ]; then
+			if [ -d "$h_lock/$h_n" ]; then
+				h_say KEEP "$h_runsdir/$h_n" running
+				continue
+			fi
+			if [ -f "$h_d/status" ]; then h_min=1440; fi
+		elif [ "$h_stok" != "$h_n" ] && [ -d "$h_runs/$h_stok" ] && ! h_idle "$h_runs/$h_stok" "$h_min"; then
+			h_say KEEP "$h_n" waiting
 			continue
 		fi
-		if h_stage_idle "$h_store/$h_d"; then
+		h_n=${h_d#"$h_root"/}
+		if h_idle "$h_d" "$h_min"; then
 			if [ -n "$h_dry" ]; then
-				h_say SWEEP "$h_d" plan
+				h_say SWEEP "$h_n" plan
 			elif h_owned; then
-				h_rmtree "$h_store/$h_d" && h_say SWEEP "$h_d" done
+				h_rmtree "$h_d" && h_say SWEEP "$h_n" done
 			fi
 		else
-			h_say KEEP "$h_d" fresh
+			h_say KEEP "$h_n" fresh
 		fi
 	done
 	IFS=$h_ifs

@@ -24,14 +24,13 @@ h_age() {
 	h_a=$((h_n - h_t))
 }
 
-# h_prevboot BOOT: BOOT is known, of this machine, and not its current boot.
-h_prevboot() {
-	case $1:$h_boot in *:*:*:*) ;; *) return 1 ;; esac
-	[ "${1%%:*}" = "${h_boot%%:*}" ] && [ "$1" != "$h_boot" ]
-}
-
-# h_badpath: the lock path exists but is not a plain directory. A file or a
-# symlink there is refused and left untouched, whatever it points to.
-h_badpath() {
-	[ -L "$h_lock" ] || [ -L "$h_guard" ] || { [ -e "$h_lock" ] && [ ! -d "$h_lock" ]; }
+# h_step NAME: a point where the step tests stop this command, between two
+# filesystem steps of the protocol (docs/protocol.md names them). A no-op
+# unless a test set h_pause (a directory) and listed NAME in h_pauseat: then
+# it says where it is and waits for the test to let it go.
+h_step() {
+	[ -n "$h_pause" ] || return 0
+	case " $h_pauseat " in *" $1 "*) ;; *) return 0 ;; esac
+	: >"$h_pause/$1.at"
+	while [ ! -e "$h_pause/$1.go" ]; do sleep "$h_nap"; done
 }

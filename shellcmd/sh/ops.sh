@@ -1,15 +1,23 @@
-# Status is read-only: it samples and evaluates, and changes nothing.
+# Status is read-only: it samples and evaluates, and changes nothing. It
+# also names what an earlier version may have left at the guard path, which
+# nothing uses any more.
 h_op_status() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
-	elif h_badpath; then
-		h_say ERROR lockpath "$(h_oneline "$h_lock")"
-	elif h_sample; then
+		return
+	fi
+	if [ -e "$h_lock.guard" ] || [ -L "$h_lock.guard" ]; then
+		h_say DEBRIS "$(h_oneline "$h_lock.guard")"
+	fi
+	h_sample
+	case $h_kind in
+	bad) h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")" ;;
+	free | dead) h_say FREE ;;
+	*)
 		h_stealable
 		h_say LOCK "${h_a:--}" "${h_why:--}" "${h_line:--}"
-	else
-		h_say FREE
-	fi
+		;;
+	esac
 }
 
 # A manual hold outlives this command, so the client must confirm it received
@@ -69,42 +77,45 @@ h_op_release() {
 	fi
 }
 
-# Break moves the lock aside under the guard: without force only when a rule
+# Break takes a lock without creating one: without force only when a rule
 # makes it stealable, with force only when its token is the one given ("-"
-# names a lock whose record is missing or unreadable).
+# names a lock whose record is missing or unreadable). The move is the same
+# compare-and-swap as a steal's: a lock that changed after it was judged is
+# left alone.
 h_op_break() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
 		return
 	fi
-	if h_badpath; then
-		h_say ERROR lockpath "$(h_oneline "$h_lock")"
+	h_sample
+	case $h_kind in
+	bad)
+		h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")"
 		return
-	fi
-	if ! h_guard_take; then
-		h_say ERROR guard busy
+		;;
+	free | dead)
+		h_say FREE
 		return
-	fi
-	h_v=
-	if ! h_sample; then
-		h_v=FREE
-	else
-		h_stealable
-		if [ -n "$h_force" ]; then
-			if [ "${h_tok:--}" = "$h_me" ]; then h_why=forced; else h_v=NOTOWNER; fi
-		elif [ -z "$h_why" ]; then
-			h_v=NOTSTALE
-		fi
-		if [ -z "$h_v" ]; then
-			if mv "$h_lock" "$h_lock.broken-$h_gid" 2>/dev/null; then h_v=BROKEN; else h_v=ERROR; fi
-		fi
-	fi
-	h_guard_drop
-	rm -rf "$h_lock.broken-$h_gid"
-	case $h_v in
-	FREE) h_say FREE ;;
-	BROKEN) h_say BROKEN "$h_why" "${h_a:--}" "${h_line:--}" ;;
-	ERROR) h_say ERROR mv ;;
-	*) h_say "$h_v" "${h_a:--}" "${h_line:--}" ;;
+		;;
 	esac
+	h_stealable
+	if [ -n "$h_force" ]; then
+		if [ "${h_tok:--}" != "$h_me" ]; then
+			h_say NOTOWNER "${h_a:--}" "${h_line:--}"
+			return
+		fi
+		h_why=forced
+	elif [ -z "$h_why" ]; then
+		h_say NOTSTALE "${h_a:--}" "${h_line:--}"
+		return
+	fi
+	h_step break.judged
+	h_moved=$h_lock.broken-$h_me
+	if ! h_cas "$h_moved"; then
+		h_say ERROR changed
+		return
+	fi
+	rm -f "$h_moved"
+	h_clear
+	h_say BROKEN "$h_why" "${h_a:--}" "${h_line:--}"
 }

@@ -1,20 +1,24 @@
-# h_release: removes the lock only if its record still carries h_me, checked
-# under the guard, so it never removes a lock that a stealer or a successor
-# took. The lock is moved aside first and disappears at once. Returns 0 when
-# released, 1 when the lock is someone else's (h_line says whose), 2 when
-# there is no lock, 3 when the guard stayed busy (nothing was changed).
+# h_release: the lock is ours exactly while <lock>/<me>/rec exists, so moving
+# that record out is the owner check and the release in one step: it fails
+# when the lock was taken over or broken, and then nothing is touched. The
+# dead lock is cleared after. Returns 0 when released, 1 when the lock is
+# someone else's (h_line says whose), 2 when there is none, 3 when it is ours
+# but the record could not be moved (h_lasterr).
 h_release() {
-	h_guard_take || return 3
-	if ! h_sample; then
-		h_r=2
-	elif [ "$h_tok" = "$h_me" ] && mv "$h_lock" "$h_lock.released-$h_me" 2>/dev/null; then
-		h_r=0
-	else
-		h_r=1
+	h_step release.cas
+	h_moved=$h_lock.released-$h_me
+	if h_lasterr=$(mv "$h_lock/$h_me/rec" "$h_moved" 2>&1); then
+		h_step release.moved
+		h_clear
+		rm -f "$h_moved"
+		return 0
 	fi
-	h_guard_drop
-	rm -rf "$h_lock.released-$h_me"
-	return $h_r
+	h_sample
+	case $h_kind in
+	free | dead) return 2 ;;
+	esac
+	[ "$h_tok" = "$h_me" ] && return 3
+	return 1
 }
 
 # h_say_release CODE: the verdict for h_release's result.
@@ -23,6 +27,6 @@ h_say_release() {
 	0) h_say RELEASED ;;
 	1) h_say LOST "${h_line:--}" ;;
 	2) h_say NOTHELD ;;
-	*) h_say ERROR guard busy ;;
+	*) h_say ERROR release "$(h_oneline "$h_lasterr")" ;;
 	esac
 }

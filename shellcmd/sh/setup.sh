@@ -1,5 +1,7 @@
-# h_setup: the paths and poll counts every operation uses. A home-relative root
-# resolves on the host, against the HOME that sshd gave the login.
+# h_setup: the paths and poll counts every operation uses, then the checks of
+# h_paths; an operation starts only on a store that passes them. A
+# home-relative root resolves on the host, against the HOME that sshd gave
+# the login.
 h_setup() {
 	if [ -n "$h_rooth" ]; then
 		if [ -z "$HOME" ]; then
@@ -11,11 +13,80 @@ h_setup() {
 		h_root=$h_rootp
 	fi
 	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
-	h_guard=$h_lock.guard h_scr=
+	h_runs=$h_root/$h_runsdir h_scr=
 	h_every=1
 	if [ "$h_nap" != 1 ]; then h_every=10; fi
-	h_gtries=$(((h_gstale + 5) * h_every))
 	h_acktries=$((30 * h_every))
+	h_paths || exit 0
+}
+
+# h_paths: the directories an operation trusts must be real directories (not
+# symlinks), owned by the login or root, not writable by others (a group may
+# write: teams share a deploy group), and readable by the login. One that does
+# not exist is fine, but only when that is known (h_absent): a path that
+# cannot be looked at is never "missing". Says ERROR path PROBLEM PATH for the
+# first that is not fine, and fails; nothing has been touched then.
+h_paths() {
+	set --
+	for h_p in "$h_root" "$h_store" "$h_runs" "$h_store/.meta" "$h_store/.pins"; do
+		if [ -e "$h_p" ] || [ -L "$h_p" ]; then
+			set -- "$@" "$h_p"
+		elif ! h_absent "$h_p"; then
+			h_say ERROR path unsearchable "$(h_oneline "$h_par")"
+			return 1
+		fi
+	done
+	[ $# -gt 0 ] || return 0
+	# One stat for all of them: "uid mode type", one line each, in order.
+	case $h_stat in
+	gnu) h_sl=$(stat -c '%u %a %F' "$@" 2>/dev/null) ;;
+	bsd) h_sl=$(stat -f '%u %Lp %HT' "$@" 2>/dev/null) ;;
+	*) false ;;
+	esac || h_sl=
+	h_sl="$h_sl
+"
+	for h_p in "$@"; do
+		h_l=${h_sl%%"$h_nl"*} h_sl=${h_sl#*"$h_nl"}
+		h_pathok "$h_p" $h_l || {
+			h_say ERROR path "$h_why" "$(h_oneline "$h_p")"
+			return 1
+		}
+	done
+}
+
+# h_pathok PATH UID MODE TYPE: whether PATH, as stat described it, may be
+# trusted; h_why says why not. Missing fields (stat failed) are not a pass.
+h_pathok() {
+	case $4 in
+	directory | Directory) ;;
+	symbolic | Symbolic) h_why=symlink && return 1 ;;
+	'') h_why=unreadable && return 1 ;;
+	*) h_why=notdir && return 1 ;;
+	esac
+	if [ "$2" != 0 ] && [ "$2" != "$h_uid" ]; then
+		h_why=owner
+		return 1
+	fi
+	case $3 in *[2367]) h_why=writable && return 1 ;; esac
+	if [ ! -r "$1" ] || [ ! -x "$1" ]; then
+		h_why=unreadable
+		return 1
+	fi
+}
+
+# h_absent PATH: PATH is known not to exist: its parent is a directory the
+# login can search and does not hold it, or a parent is not a directory at
+# all. h_par is the directory that could not be searched when it fails.
+h_absent() {
+	[ ! -e "$1" ] && [ ! -L "$1" ] || return 1
+	h_par=${1%/*}
+	h_par=${h_par:-/}
+	if [ -d "$h_par" ]; then
+		[ -x "$h_par" ]
+		return
+	fi
+	if [ -e "$h_par" ] || [ -L "$h_par" ]; then return 0; fi
+	h_absent "$h_par"
 }
 
 # h_mkstore: acquiring creates the store; only try-acquire never does.
@@ -27,10 +98,11 @@ h_mkstore() {
 }
 
 # h_scratch: a directory of this command's own, for the marker files of the
-# stdin watcher and a run's output.
+# stdin watcher and a run's output. Private: another user of the host must
+# not read what a command printed.
 h_scratch() {
-	h_scr=$h_root/$h_runsdir/$h_me
-	h_e=$(mkdir -p "$h_scr" 2>&1) && return 0
+	h_scr=$h_runs/$h_me
+	h_e=$(umask 077 && mkdir -p "$h_scr" 2>&1) && return 0
 	h_say ERROR mkdir "$(h_oneline "$h_e")"
 	h_scr=
 	return 1

@@ -1,27 +1,36 @@
-# h_steal: called when a sample looked stealable. Under the guard the lock is
-# sampled again and moved aside only if it is still stealable, so of any number
-# of concurrent stealers exactly one moves it; the others find the winner's
-# fresh lock. It is moved to a unique name (never rm -rf then mkdir, and never
-# onto an existing directory, which mv would move it into), then created
-# afresh. A plain acquirer may win the gap between the move and the mkdir: it
-# then holds the lock and this steal reports failure. Returns 0 when the lock
-# is ours; h_why, h_a and h_line then describe the lock that was taken.
-# A stealer queued for the guard gives up as soon as the lock it sampled is
-# replaced (h_moot): the winner's lock is fresh, so waiting on is pointless.
-h_steal() {
-	h_seen=$h_line
-	h_guard_take h_moot || return 1
-	h_won=1
-	if h_sample && h_stealable && [ ! -e "$h_lock.stolen-$h_me" ] &&
-		mv "$h_lock" "$h_lock.stolen-$h_me" 2>/dev/null; then
-		h_create && h_won=0
-	fi
-	h_guard_drop
-	rm -rf "$h_lock.stolen-$h_me"
-	return $h_won
+# h_cas TO: the compare-and-swap of steal and break. It moves the record of
+# the lock h_sample saw to TO, and succeeds only while that same lock is
+# there: a lock of this protocol by its token's path, which no other lock
+# ever has; an earlier version's by its record; an ownerless one by rmdir,
+# which fails once anything was added to it. A step that stalled for any time
+# after judging can therefore act on nothing but the lock it judged.
+h_cas() {
+	case $h_kind in
+	held) mv "$h_lock/$h_tok/rec" "$1" 2>/dev/null ;;
+	legacy) mv "$h_lock/owner" "$1" 2>/dev/null ;;
+	ownerless)
+		h_clear
+		[ ! -e "$h_lock" ]
+		;;
+	*) false ;;
+	esac
 }
 
-h_moot() {
-	{ IFS= read -r h_x <"$h_lock/owner"; } 2>/dev/null || h_x=
-	[ "x$h_x" != "x$h_seen" ]
+# h_steal: called when a sample looked stealable (h_stealable set h_why and
+# h_a). Of any number of concurrent stealers exactly one moves the record;
+# the others fail and sample again. The winner clears the dead lock and
+# creates afresh; a plain acquirer may win that gap, and then the stealer
+# waits on like anyone. Returns like h_create, and 1 when the move failed;
+# on success h_line is the record that was taken.
+h_steal() {
+	h_step steal.judged
+	h_moved=$h_lock.stolen-$h_me
+	h_cas "$h_moved" || return 1
+	h_step steal.moved
+	if [ -f "$h_moved" ]; then
+		{ IFS= read -r h_line <"$h_moved"; } 2>/dev/null
+		rm -f "$h_moved"
+	fi
+	h_clear
+	h_create
 }

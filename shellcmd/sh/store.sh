@@ -3,25 +3,46 @@
 # runtimes/.pins/<id> keeps one alive, <root>/current and <root>/previous
 # are symlinks to runtimes/<id>.
 
-# h_owned: fencing. Every store mutation happens only while the lock's record
-# still carries our token, checked in the same command that acts; a holder
-# whose lock was taken over stops with LOST instead of writing over its
-# successor's work.
-h_owned() {
-	{ IFS= read -r h_x <"$h_lock/owner"; } 2>/dev/null || return 1
-	case $h_x in "hoist-lock/1 token=$h_me "*) return 0 ;; esac
-	return 1
-}
+# h_owned: fencing. Every store mutation happens only while the lock is
+# still ours, that is while <lock>/<me>/rec exists, checked in the same
+# command that acts; a holder whose lock was taken over stops with LOST
+# instead of writing over its successor's work.
+h_owned() { [ -f "$h_lock/$h_me/rec" ]; }
 
 h_fence() {
-	h_owned && return 0
+	if h_owned; then
+		h_step fence.checked
+		return 0
+	fi
 	h_sample
 	h_say LOST "${h_line:--}"
 	return 1
 }
 
-# h_present ID: ID is promoted and verified.
-h_present() { [ -d "$h_store/$1" ] && [ -f "$h_store/.meta/$1" ]; }
+# h_meta ID: reads runtimes/.meta/ID, hoist's mark that ID was verified and
+# promoted: h_mname, h_msize, h_mwhen, h_mdigest (empty for a mark of an
+# earlier version, which recorded no digest). Fails when there is no mark.
+h_meta() {
+	h_mname= h_msize= h_mwhen= h_mdigest=
+	[ -f "$h_store/.meta/$1" ] && [ ! -L "$h_store/.meta/$1" ] || return 1
+	while IFS='=' read -r h_k h_v; do
+		case $h_k in
+		name) h_mname=$h_v ;;
+		size) h_msize=$h_v ;;
+		promoted) h_mwhen=$h_v ;;
+		digest) h_mdigest=$h_v ;;
+		esac
+	done <"$h_store/.meta/$1"
+}
+
+# h_present ID [DIGEST]: ID is promoted: a real directory with its mark. With
+# DIGEST, the mark must record that full digest too: two trees whose ids
+# share the first 12 digits are not the same runtime. A mark of an earlier
+# version has no digest and is matched by id alone.
+h_present() {
+	[ -d "$h_store/$1" ] && [ ! -L "$h_store/$1" ] && h_meta "$1" || return 1
+	[ -z "$2" ] || [ -z "$h_mdigest" ] || [ "$h_mdigest" = "$2" ]
+}
 
 # h_pointer NAME: the runtime id <root>/NAME points to, or nothing.
 h_pointer() {
@@ -68,6 +89,12 @@ h_activate() {
 	h_say ACTIVATED "$1" "${h_old:--}"
 }
 
+# h_shatool: whether the host has a SHA-256 tool h_sha256 can use.
+h_shatool() {
+	command -v sha256sum >/dev/null 2>&1 || command -v shasum >/dev/null 2>&1 ||
+		command -v sha256 >/dev/null 2>&1
+}
+
 # h_sha256 FILE: the file's SHA-256 in hex, by whichever tool the host has.
 h_sha256() {
 	{ sha256sum "$1" || shasum -a 256 "$1" || sha256 -q "$1"; } 2>/dev/null | {
@@ -76,12 +103,29 @@ h_sha256() {
 	}
 }
 
-# h_rmtree DIR: removes a tree that came from an artifact, whose modes may
-# include read-only directories that rm -rf alone cannot empty.
+# h_rmtree PATH: removes something hoist made in the store: a runtime moved
+# aside, a stage. A symlink is removed itself, never followed. Directories
+# that the artifact made read-only are made writable first (found with find,
+# which does not follow symlinks), since rm -rf alone cannot empty them.
 h_rmtree() {
-	[ -e "$1" ] || [ -L "$1" ] || return 0
-	chmod -R u+w "$1" 2>/dev/null
+	if [ -L "$1" ]; then
+		rm -f "$1"
+		return
+	fi
+	[ -e "$1" ] || return 0
+	if [ -d "$1" ]; then
+		find "$1" -type d ! -perm -300 -exec chmod u+wx {} \; 2>/dev/null
+	fi
 	rm -rf "$1"
+}
+
+# h_isuuid NAME: NAME is a token, as hoist makes them.
+h_isuuid() {
+	case $1 in
+	*[!0-9a-f-]*) return 1 ;;
+	????????-????-????-????-????????????) return 0 ;;
+	esac
+	return 1
 }
 
 # h_release_say: release and report it; the command's end.

@@ -26,22 +26,23 @@ h_left() { [ -n "$h_scr" ] && { [ -f "$h_scr/gone" ] || [ -f "$h_scr/stop" ]; };
 # h_acquire WAIT: takes the lock, waiting on the host up to WAIT seconds by the
 # host clock. A free lock is seen within one poll (h_nap) of its release, with
 # no client round trip. Each new holder is reported once (HELD AGE RECORD) and
-# re-evaluated for stealing at once, and every lock is re-evaluated every
-# h_every polls. Ends with 0 (held; a steal was reported as STOLEN WHY AGE
-# RECORD) or after saying BUSY AGE RECORD (1), ERROR (2) or ABANDONED (3).
-# If the client left while this waited, a lock taken afterwards is released
-# at once (cancel-safe waiting).
+# evaluated for a steal at once, and every lock is re-evaluated every h_every
+# polls. Ends with 0 (held; a steal was reported as STOLEN WHY AGE RECORD) or
+# after saying BUSY AGE RECORD (1), ERROR (2) or ABANDONED (3). If the client
+# left while this waited, a lock taken afterwards is released at once
+# (cancel-safe waiting).
 h_acquire() {
 	h_end=$(($(date +%s) + $1))
 	h_shown= h_i=0 h_absent=0
 	while :; do
-		if h_badpath; then
-			h_say ERROR lockpath "$(h_oneline "$h_lock")"
+		h_sample
+		case $h_kind in
+		bad)
+			h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")"
 			return 2
-		fi
-		# A test before mkdir keeps a held lock's poll free of forks
-		# but for the sleep.
-		if [ ! -d "$h_lock" ]; then
+			;;
+		free | dead)
+			if [ "$h_kind" = dead ]; then h_clear; fi
 			h_create
 			case $? in
 			0) break ;;
@@ -50,18 +51,32 @@ h_acquire() {
 				return 2
 				;;
 			esac
-		fi
-		if h_sample; then
+			# Neither created nor there, three polls running: the store
+			# is missing or cannot be written.
+			if [ ! -e "$h_lock" ]; then h_absent=$((h_absent + 1)); fi
+			if [ "$h_absent" -ge 3 ]; then
+				h_say ERROR mkdir "$(h_oneline "${h_lasterr:-cannot create $h_lock}")"
+				return 2
+			fi
+			;;
+		*)
 			h_absent=0
 			if [ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ]; then
 				if h_stealable; then
-					if h_steal; then
-						h_say STOLEN "$h_why" "${h_a:--}" "${h_line:--}"
+					h_sw=$h_why h_sa=$h_a
+					h_steal
+					case $? in
+					0)
+						h_say STOLEN "$h_sw" "${h_sa:--}" "${h_line:--}"
 						break
-					fi
-					# Someone else took it: look at the lock as it is now.
-					h_sample || continue
-					h_stealable
+						;;
+					2)
+						h_say ERROR record "$(h_oneline "$h_lasterr")"
+						return 2
+						;;
+					esac
+					# Someone else took it, or it was released: the next
+					# poll looks again.
 				fi
 				if [ "x$h_line" != "$h_shown" ]; then
 					h_shown=x$h_line
@@ -72,14 +87,8 @@ h_acquire() {
 					return 1
 				fi
 			fi
-		else
-			# Neither created nor there: the store is missing or unwritable.
-			h_absent=$((h_absent + 1))
-			if [ "$h_absent" -ge 3 ]; then
-				h_say ERROR mkdir "$(h_oneline "$h_lasterr")"
-				return 2
-			fi
-		fi
+			;;
+		esac
 		if h_left; then
 			h_say ABANDONED
 			return 3

@@ -9,8 +9,7 @@
 # Output is kept in h_scr (out, err, status) when the relay could not deliver
 # it all.
 h_run() {
-	: >"$h_scr/out"
-	: >"$h_scr/err"
+	(umask 077 && : >"$h_scr/out" && : >"$h_scr/err")
 	(
 		trap - HUP PIPE
 		h_cmd
@@ -25,7 +24,9 @@ h_run() {
 	h_st=$?
 	h_release
 	h_rr=$?
-	: >"$h_scr/done"
+	# A scratch directory that vanished cannot take "done": the relay then
+	# sees the directory gone.
+	: >"$h_scr/done" 2>/dev/null
 	# Wake the relay from its nap for the last copy. Only once it says it
 	# traps USR1: before that it has not looked at "done" yet.
 	if [ -f "$h_scr/ready" ]; then kill -s USR1 "$h_rpid" 2>/dev/null; fi
@@ -33,7 +34,7 @@ h_run() {
 	h_say_release "$h_rr"
 	h_say EXIT "$h_st"
 	if [ -f "$h_scr/lost" ]; then
-		echo "$h_st" >"$h_scr/status"
+		(umask 077 && echo "$h_st" >"$h_scr/status")
 	else
 		rm -rf "$h_scr"
 	fi
@@ -44,7 +45,9 @@ h_run() {
 # command is done. It copies every h_nap for two seconds, then every quarter
 # second, so a long command costs little; USR1 cuts a nap short, so the end
 # of a run is not delayed by it. A failed write means the client is gone: it
-# is noted and the relay carries on, so the files stay complete.
+# is noted and the relay carries on, so the files stay complete. It ends
+# with its run, whatever happened to its files: when the run's host shell
+# ($$, also in this subshell) is gone, or the scratch directory is.
 h_relay() {
 	h_sl=
 	trap '[ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
@@ -53,7 +56,7 @@ h_relay() {
 	h_lost= h_ri=0 h_rnap=$h_nap
 	while :; do
 		h_last=
-		if [ -f "$h_scr/done" ]; then h_last=1; fi
+		if [ -f "$h_scr/done" ] || [ ! -d "$h_scr" ] || ! kill -0 $$ 2>/dev/null; then h_last=1; fi
 		cat <&3 || h_lost=1
 		cat <&4 >&2 || h_lost=1
 		[ -z "$h_last" ] || break
@@ -64,5 +67,5 @@ h_relay() {
 		wait "$h_sl"
 		h_sl=
 	done
-	if [ -n "$h_lost" ]; then : >"$h_scr/lost"; fi
+	if [ -n "$h_lost" ]; then : >"$h_scr/lost" 2>/dev/null; fi
 }

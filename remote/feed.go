@@ -1,0 +1,58 @@
+package remote
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Loader is the command line of every host command. The fragment follows on
+// standard input, after a line with its length, so that nothing but this
+// fixed line shows in the host's process list and a fragment has no size
+// limit. Whatever the login shell, it parses only one single-quoted word
+// without \ ' ! or a newline in it, and replaces itself with /bin/sh. head -c
+// (GNU, busybox, BSD) reads the fragment; dd where it is missing.
+const Loader = `exec /bin/sh -c 'IFS= read -r h_n && eval "$(head -c "$h_n" 2>/dev/null || dd bs=1 count="$h_n" 2>/dev/null)"'`
+
+// feed is a command's standard input: the fragment's length and the
+// fragment, then, once the host has said LOADED, the caller's control
+// channel (or nothing, kept open, until the command ends). Holding the
+// control lines back until LOADED means that a reader that takes more than
+// it was asked for (head -c may) can never swallow one.
+type feed struct {
+	head     *strings.Reader
+	rest     io.Reader
+	isLoaded chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	end      sync.Once
+}
+
+func newFeed(script string, rest io.Reader) *feed {
+	return &feed{
+		head:     strings.NewReader(strconv.Itoa(len(script)) + "\n" + script),
+		rest:     rest,
+		isLoaded: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+func (f *feed) loaded() { f.once.Do(func() { close(f.isLoaded) }) }
+func (f *feed) finish() { f.end.Do(func() { close(f.done) }) }
+
+func (f *feed) Read(p []byte) (int, error) {
+	if f.head.Len() > 0 {
+		return f.head.Read(p)
+	}
+	select {
+	case <-f.isLoaded:
+	case <-f.done:
+		return 0, io.EOF
+	}
+	if f.rest == nil {
+		<-f.done
+		return 0, io.EOF
+	}
+	return f.rest.Read(p)
+}

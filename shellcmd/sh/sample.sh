@@ -1,0 +1,119 @@
+# h_sample: reads the lock as it is now, with builtins only (a glob and a
+# read), and sets h_kind:
+#   free       no lock path
+#   held       a token directory with its record: h_tok, h_line
+#   legacy     an earlier version's lock with its "owner" record: h_line
+#   ownerless  an earlier version's lock without a record
+#   dead       token directories without a record: nobody holds it
+#   bad        a symlink or a file at the lock path, or an entry hoist does
+#              not make inside it: never touched. h_odd names the path,
+#              h_oddwhy says what it is (symlink, file, foreign)
+# h_rp is the path whose age is the lock's, and h_r_* the record's fields
+# (h_parse). A record that cannot be read leaves them empty: evidence of
+# nothing.
+h_sample() {
+	h_kind= h_tok= h_line= h_rp= h_odd= h_oddwhy= h_old=
+	h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init=
+	if [ -L "$h_lock" ]; then
+		h_kind=bad h_odd=$h_lock h_oddwhy=symlink
+		return
+	fi
+	if [ -e "$h_lock" ] && [ ! -d "$h_lock" ]; then
+		h_kind=bad h_odd=$h_lock h_oddwhy=file
+		return
+	fi
+	if [ ! -d "$h_lock" ]; then
+		h_kind=free
+		return
+	fi
+	h_dead=
+	set +f
+	for h_e in "$h_lock"/* "$h_lock"/.[!.]* "$h_lock"/..?*; do
+		[ -e "$h_e" ] || [ -L "$h_e" ] || continue
+		h_n=${h_e##*/}
+		case $h_n in
+		owner) h_old=1 ;;
+		.owner-* | "$h_lockname".new-*) ;;
+		*[!0-9a-f-]*) h_odd=$h_e h_oddwhy=foreign ;;
+		*)
+			if [ -L "$h_e" ] || [ ! -d "$h_e" ]; then
+				h_odd=$h_e h_oddwhy=foreign
+			elif [ -f "$h_e/rec" ]; then
+				h_tok=$h_n
+			else
+				h_dead=1
+			fi
+			;;
+		esac
+	done
+	set -f
+	if [ -n "$h_odd" ]; then
+		h_kind=bad
+	elif [ -n "$h_tok" ]; then
+		h_kind=held h_rp=$h_lock/$h_tok/rec
+		{ IFS= read -r h_line <"$h_rp"; } 2>/dev/null
+		h_parse
+		# A record must name the token whose path it is in.
+		if [ "$h_r_tok" != "$h_tok" ]; then h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init=; fi
+	elif [ -n "$h_old" ]; then
+		h_kind=legacy h_rp=$h_lock
+		{ IFS= read -r h_line <"$h_lock/owner"; } 2>/dev/null
+		h_parse
+		h_tok=$h_r_tok
+	elif [ -n "$h_dead" ]; then
+		h_kind=dead
+	else
+		h_kind=ownerless h_rp=$h_lock
+	fi
+}
+
+# h_parse: the fields of the record in h_line. An earlier version's record
+# (hoist-lock/1) gives its token only: its boot evidence is not precise
+# enough for the boot rule. A field with a character that does not belong
+# there makes the whole record unreadable.
+h_parse() {
+	case $h_line in
+	"hoist-lock/1 token="*)
+		h_x=${h_line#hoist-lock/1 token=}
+		h_r_tok=${h_x%% *}
+		;;
+	"hoist-lock/2 "*)
+		h_ifs=$IFS
+		IFS=' '
+		for h_f in $h_line; do
+			case $h_f in
+			token=*) h_r_tok=${h_f#*=} ;;
+			mach=*) h_r_mach=${h_f#*=} ;;
+			boot=*) h_r_boot=${h_f#*=} ;;
+			pidns=*) h_r_ns=${h_f#*=} ;;
+			init=*) h_r_init=${h_f#*=} ;;
+			esac
+		done
+		IFS=$h_ifs
+		;;
+	esac
+	case $h_r_tok:$h_r_mach:$h_r_boot:$h_r_ns:$h_r_init in
+	*[!0-9A-Za-z.:_-]*) h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init= ;;
+	esac
+	case $h_r_tok in *[!0-9a-f-]*) h_r_tok= ;; esac
+	# "-" is a fact the writer could not read.
+	[ "$h_r_mach" != - ] || h_r_mach=
+	[ "$h_r_boot" != - ] || h_r_boot=
+	[ "$h_r_ns" != - ] || h_r_ns=
+	[ "$h_r_init" != - ] || h_r_init=
+}
+
+# h_clear: removes a lock nobody holds: its token directories that have no
+# record, an earlier version's temporary records, then the directory. rmdir
+# removes only empty directories, so this can never remove a lock that holds
+# a record: if a creator published a new lock meanwhile, it stays.
+h_clear() {
+	h_step clear.judged
+	set +f
+	for h_e in "$h_lock"/.owner-*; do
+		if [ -f "$h_e" ]; then rm -f "$h_e"; fi
+	done
+	rmdir "$h_lock"/* "$h_lock" 2>/dev/null
+	set -f
+	return 0
+}
