@@ -61,6 +61,9 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 			r.data += "; recorded on another boot"
 		}
 	}
+	for _, d := range s.Debris {
+		r.data += fmt.Sprintf("\n%s: %s was left by an earlier hoist and nothing uses it; remove it (rm -r)", name, d)
+	}
 	return r
 }
 

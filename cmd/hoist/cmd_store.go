@@ -36,7 +36,7 @@ func (a *app) cmdPush(args []string) int {
 	if a.name != "" && !store.ValidName(a.name) {
 		return a.usage(usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", a.name))
 	}
-	art, err := store.Open(args[0], a.name)
+	art, err := store.OpenWith(args[0], store.OpenOptions{Name: a.name, KeepSetuid: a.keepSetuid})
 	if err != nil {
 		fmt.Fprintf(a.stderr, "hoist: %s: %v\n", args[0], err)
 		if errors.Is(err, store.ErrArtifact) {
@@ -45,6 +45,10 @@ func (a *app) cmdPush(args []string) int {
 		return exitFailure
 	}
 	a.debug("local", "artifact %s: %d entries, %s, digest %s", art.ID(), len(art.Entries), size(art.Size), art.Digest)
+	if len(art.Stripped) > 0 && !a.quiet {
+		fmt.Fprintf(a.stderr, "hoist: %s: setuid and setgid removed from %s (push --keep-setuid keeps them)\n",
+			args[0], printable(listOrNone(art.Stripped)))
+	}
 	bars := a.newBars()
 	defer bars.stop()
 	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
@@ -57,7 +61,7 @@ func (a *app) cmdPush(args []string) int {
 			Progress: bars.progress(name),
 		})
 		bars.done(name)
-		r := result{err: err, json: map[string]any{"id": art.ID()}}
+		r := result{err: err, json: map[string]any{"id": art.ID(), "stripped": art.Stripped}}
 		if res == nil {
 			return r
 		}

@@ -72,8 +72,10 @@ type app struct {
 
 	name     string
 	activate bool
-	keep     int
-	dryRun   bool
+	// keepSetuid keeps setuid and setgid bits in a pushed artifact.
+	keepSetuid bool
+	keep       int
+	dryRun     bool
 
 	set map[string]bool // flags given, by their first name
 
@@ -107,6 +109,7 @@ func (a *app) specs() []flagSpec {
 		boolFlag(&a.try, "one attempt; never create the store", "--try"),
 		stringFlag(&a.name, "runtime name (default: from the artifact's file name)", "--name"),
 		boolFlag(&a.activate, "switch current to the pushed runtime", "--activate"),
+		boolFlag(&a.keepSetuid, "keep setuid and setgid bits (they are stripped by default)", "--keep-setuid"),
 		{names: []string{"--keep"}, value: true, help: "runtimes gc keeps beyond the protected ones (default 2)",
 			set: func(v string) error {
 				n, err := strconv.Atoi(v)
@@ -133,7 +136,7 @@ var commandFlags = map[string][]string{
 	"lock acquire": {"--wait", "--message", "--try"},
 	"lock release": {"--token"},
 	"lock break":   {"--force", "--token"},
-	"push":         {"--wait", "--name", "--activate"},
+	"push":         {"--wait", "--name", "--activate", "--keep-setuid"},
 	"activate":     {"--wait"},
 	"rollback":     {"--wait"},
 	"pin":          {"--wait"},

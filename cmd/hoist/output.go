@@ -35,6 +35,9 @@ func writeJSON(w io.Writer, v any) {
 // stateJSON is the stable shape of a lock state in --json output.
 func stateJSON(s lock.State) map[string]any {
 	obj := map[string]any{"store": s.Store, "locked": s.Locked, "stale": s.Stealable()}
+	if len(s.Debris) > 0 {
+		obj["debris"] = s.Debris
+	}
 	if !s.Locked {
 		return obj
 	}
@@ -55,10 +58,15 @@ func stateJSON(s lock.State) map[string]any {
 	}
 	if s.RecordOK {
 		r := s.Record
-		obj["owner"] = map[string]any{
+		owner := map[string]any{
 			"who": r.Who, "pid": r.PID, "command": r.Command, "message": r.Message,
-			"version": r.Version, "since": r.Since.UTC().Format(time.RFC3339), "boot": r.Boot,
+			"version": r.Version, "since": r.Since.UTC().Format(time.RFC3339), "boot": r.BootID,
+			"machine": r.Machine, "pidns": r.PIDNS, "init": r.Init,
 		}
+		if r.Format == 1 {
+			owner["boot"] = r.Boot
+		}
+		obj["owner"] = owner
 	}
 	return obj
 }

@@ -208,12 +208,24 @@ func (a *app) report(r result) {
 		return
 	}
 	if r.data != "" {
-		fmt.Fprintln(a.stdout, r.data)
+		fmt.Fprintln(a.stdout, printable(r.data))
 	}
 	if r.err != nil {
 		a.clearLive()
-		fmt.Fprintf(a.stderr, "hoist: %s: %s\n", r.host, explain(r.err))
+		fmt.Fprintf(a.stderr, "hoist: %s: %s\n", r.host, printable(explain(r.err)))
 	}
+}
+
+// printable makes every line of text safe for a terminal: names, records
+// and errors may come from a host or from another user of it, and must not
+// carry control sequences (shellcmd.Printable). Line breaks between rows
+// stay.
+func printable(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = shellcmd.Printable(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // exitCode maps an error to the documented exit codes.

@@ -33,15 +33,17 @@ h_left() { [ -n "$h_scr" ] && { [ -f "$h_scr/gone" ] || [ -f "$h_scr/stop" ]; };
 # (cancel-safe waiting).
 h_acquire() {
 	h_end=$(($(date +%s) + $1))
-	h_shown= h_i=0 h_absent=0
+	h_shown= h_i=0 h_absent=0 h_ol=
 	while :; do
 		h_sample
+		h_r=1
 		case $h_kind in
 		bad)
 			h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")"
 			return 2
 			;;
 		free | dead)
+			h_ol=
 			if [ "$h_kind" = dead ]; then h_clear; fi
 			h_create
 			case $? in
@@ -59,35 +61,27 @@ h_acquire() {
 				return 2
 			fi
 			;;
-		*)
+		ownerless)
+			# A release or a steal leaves the lock empty for an instant
+			# between its two removals: only a lock that stays without a
+			# record for a whole poll is reported and judged.
 			h_absent=0
-			if [ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ]; then
-				if h_stealable; then
-					h_sw=$h_why h_sa=$h_a
-					h_steal
-					case $? in
-					0)
-						h_say STOLEN "$h_sw" "${h_sa:--}" "${h_line:--}"
-						break
-						;;
-					2)
-						h_say ERROR record "$(h_oneline "$h_lasterr")"
-						return 2
-						;;
-					esac
-					# Someone else took it, or it was released: the next
-					# poll looks again.
-				fi
-				if [ "x$h_line" != "$h_shown" ]; then
-					h_shown=x$h_line
-					h_say HELD "${h_a:--}" "${h_line:--}"
-				fi
-				if [ "$(date +%s)" -ge "$h_end" ]; then
-					h_say BUSY "${h_a:--}" "${h_line:--}"
-					return 1
-				fi
+			if [ -n "$h_ol" ]; then
+				h_judge
+				h_r=$?
 			fi
+			h_ol=1
 			;;
+		*)
+			h_absent=0 h_ol=
+			h_judge
+			h_r=$?
+			;;
+		esac
+		case $h_r in
+		0) break ;;
+		2) return 2 ;;
+		3) return 1 ;;
 		esac
 		if h_left; then
 			h_say ABANDONED
@@ -105,4 +99,37 @@ h_acquire() {
 		return 3
 	fi
 	return 0
+}
+
+# h_judge: the waiting loop's look at a held lock. A holder not seen before
+# is judged at once and reported once (HELD), any holder every h_every polls;
+# a stealable one is stolen. Returns 0 when the lock is ours now (STOLEN was
+# said), 1 to wait on, 2 after ERROR, 3 after BUSY (the wait is over).
+h_judge() {
+	[ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ] || return 1
+	if h_stealable; then
+		h_sw=$h_why h_sa=$h_a
+		h_steal
+		case $? in
+		0)
+			h_say STOLEN "$h_sw" "${h_sa:--}" "${h_line:--}"
+			return 0
+			;;
+		2)
+			h_say ERROR record "$(h_oneline "$h_lasterr")"
+			return 2
+			;;
+		esac
+		# Someone else took it, or it was released: the next poll looks
+		# again.
+	fi
+	if [ "x$h_line" != "$h_shown" ]; then
+		h_shown=x$h_line
+		h_say HELD "${h_a:--}" "${h_line:--}"
+	fi
+	if [ "$(date +%s)" -ge "$h_end" ]; then
+		h_say BUSY "${h_a:--}" "${h_line:--}"
+		return 3
+	fi
+	return 1
 }

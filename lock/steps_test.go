@@ -1,0 +1,382 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// The step tests run the real fragments under dash and under busybox (with a
+// busybox userland), stop one client at each step docs/protocol.md names,
+// let another client steal and hold the lock meanwhile, then let the stopped
+// client go on, and check that it acted on nothing but its own lock: the
+// protocol's safety must not depend on how long any step takes.
+
+// shellTransport runs commands like transport.Local, with the loader's
+// /bin/sh replaced by the shell under test (and, for busybox, its applets
+// first on PATH).
+type shellTransport struct {
+	transport.Local
+	exec string // replaces "exec /bin/sh -c"
+}
+
+func (s *shellTransport) Run(ctx context.Context, req transport.Request) (int, error) {
+	req.Command = strings.Replace(req.Command, "exec /bin/sh -c", s.exec, 1)
+	return s.Local.Run(ctx, req)
+}
+
+func stepShells(t *testing.T) map[string]func() transport.Transport {
+	for _, c := range []string{"dash", "busybox"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Fatalf("%s is not installed: run make test, which installs the shells hoist is tested with", c)
+		}
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("busybox", "--install", "-s", bin).CombinedOutput(); err != nil {
+		t.Fatalf("busybox --install: %v %s", err, out)
+	}
+	return map[string]func() transport.Transport{
+		"dash": func() transport.Transport { return &shellTransport{exec: "exec dash -c"} },
+		"busybox": func() transport.Transport {
+			return &shellTransport{exec: "PATH=" + bin + ":/usr/bin:/bin; export PATH; exec busybox sh -c"}
+		},
+	}
+}
+
+// stepEnv is one store and the clients of one step test.
+type stepEnv struct {
+	t    *testing.T
+	dial func() transport.Transport
+	root string
+}
+
+func (e *stepEnv) lock(pause ...string) *lock.Lock {
+	l := lock.New(remote.New(e.dial()), shellcmd.Root{Path: e.root})
+	l.Owner.Command = e.t.Name()
+	if len(pause) > 0 {
+		l.Pause = shellcmd.Pause{Dir: e.t.TempDir(), At: pause}
+	}
+	return l
+}
+
+func (e *stepEnv) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+func (e *stepEnv) lockDir() string { return filepath.Join(e.root, "runtimes", ".store-lock") }
+
+// holder is the token whose record the lock holds, "" when none.
+func (e *stepEnv) holder() string {
+	m, _ := filepath.Glob(filepath.Join(e.lockDir(), "*", "rec"))
+	if len(m) != 1 {
+		return ""
+	}
+	return filepath.Base(filepath.Dir(m[0]))
+}
+
+func (e *stepEnv) acquire(l *lock.Lock) *lock.Held {
+	e.t.Helper()
+	h, err := l.Acquire(e.ctx(), 0, lock.Events{})
+	if err != nil {
+		e.t.Fatalf("acquire: %v", err)
+	}
+	return h
+}
+
+// age makes the lock's record look untouched for 21 minutes.
+func (e *stepEnv) age() {
+	e.t.Helper()
+	m, _ := filepath.Glob(filepath.Join(e.lockDir(), "*", "rec"))
+	if len(m) != 1 {
+		e.t.Fatalf("no single record to age: %v", m)
+	}
+	old := time.Now().Add(-21 * time.Minute)
+	if err := os.Chtimes(m[0], old, old); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// stopped runs fn in the background and returns once l's command stands at
+// step; go lets it on and waits for fn's error.
+func (e *stepEnv) stopped(l *lock.Lock, step string, fn func() error) (goOn func() error) {
+	e.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	at := filepath.Join(l.Pause.Dir, step+".at")
+	end := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(at); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			e.t.Fatalf("the command ended before reaching %s: %v", step, err)
+		default:
+		}
+		if time.Now().After(end) {
+			e.t.Fatalf("the command did not reach %s", step)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() error {
+		if err := os.WriteFile(filepath.Join(l.Pause.Dir, step+".go"), nil, 0o600); err != nil {
+			e.t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			e.t.Fatalf("the command did not finish after %s", step)
+			return nil
+		}
+	}
+}
+
+// debris lists what the store holds besides the lock.
+func (e *stepEnv) debris() []string {
+	entries, _ := os.ReadDir(filepath.Join(e.root, "runtimes"))
+	var out []string
+	for _, d := range entries {
+		if d.Name() != ".store-lock" {
+			out = append(out, d.Name())
+		}
+	}
+	inside, _ := os.ReadDir(e.lockDir())
+	for _, d := range inside {
+		if d.Name() != e.holder() {
+			out = append(out, ".store-lock/"+d.Name())
+		}
+	}
+	return out
+}
+
+// checkHeldBy fails unless want holds the lock and nothing else is left.
+func (e *stepEnv) checkHeldBy(want string) {
+	e.t.Helper()
+	if got := e.holder(); got != want {
+		e.t.Fatalf("the lock is held by %q, want %q", got, want)
+	}
+	if d := e.debris(); len(d) > 0 {
+		e.t.Fatalf("left in the store: %v", d)
+	}
+}
+
+func wantBusyErr(t *testing.T, err error) {
+	t.Helper()
+	if !errors.Is(err, lock.ErrBusy) {
+		t.Fatalf("want busy, got %v", err)
+	}
+}
+
+var stepTests = []struct {
+	step string
+	fn   func(e *stepEnv)
+}{
+	// A creator stopped after preparing its lock: there is no lock yet
+	// (a lock never exists without its record); another client takes it;
+	// the creator then finds it held and removes what it prepared.
+	{"create.prepared", func(e *stepEnv) {
+		a := e.lock("create.prepared")
+		goOn := e.stopped(a, "create.prepared", func() error { _, err := a.Acquire(e.ctx(), 0, lock.Events{}); return err })
+		if s, err := e.lock().Status(e.ctx()); err != nil || s.Locked {
+			e.t.Fatalf("while a creation is prepared the lock must not exist: %+v %v", s, err)
+		}
+		b := e.acquire(e.lock())
+		wantBusyErr(e.t, goOn())
+		e.checkHeldBy(b.Token)
+	}},
+	// A creator stopped just before its rename: its rename then meets a
+	// held lock and never replaces it.
+	{"create.publish", func(e *stepEnv) {
+		a := e.lock("create.publish")
+		goOn := e.stopped(a, "create.publish", func() error { _, err := a.Acquire(e.ctx(), 0, lock.Events{}); return err })
+		b := e.acquire(e.lock())
+		wantBusyErr(e.t, goOn())
+		e.checkHeldBy(b.Token)
+	}},
+	// A stealer stopped after judging a stale lock: another client steals
+	// it and holds a fresh lock; the first one's move then fails.
+	{"steal.judged", func(e *stepEnv) {
+		e.acquire(e.lock())
+		e.age()
+		a := e.lock("steal.judged")
+		goOn := e.stopped(a, "steal.judged", func() error { _, err := a.Acquire(e.ctx(), 0, lock.Events{}); return err })
+		b := e.acquire(e.lock())
+		wantBusyErr(e.t, goOn())
+		e.checkHeldBy(b.Token)
+	}},
+	// A stealer stopped after moving the stale record out: the lock is
+	// dead, another client clears it and holds; the first one's clearing
+	// and creating then fail.
+	{"steal.moved", func(e *stepEnv) {
+		e.acquire(e.lock())
+		e.age()
+		a := e.lock("steal.moved")
+		goOn := e.stopped(a, "steal.moved", func() error { _, err := a.Acquire(e.ctx(), 0, lock.Events{}); return err })
+		b := e.acquire(e.lock())
+		wantBusyErr(e.t, goOn())
+		e.checkHeldBy(b.Token)
+	}},
+	// A client stopped before clearing a dead lock: another clears it and
+	// holds; the rmdir of the first cannot remove a lock with a record.
+	{"clear.judged", func(e *stepEnv) {
+		if err := os.MkdirAll(filepath.Join(e.lockDir(), "0f0e0d0c-0b0a-4908-8706-050403020100"), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		a := e.lock("clear.judged")
+		goOn := e.stopped(a, "clear.judged", func() error { _, err := a.Acquire(e.ctx(), 0, lock.Events{}); return err })
+		b := e.acquire(e.lock())
+		wantBusyErr(e.t, goOn())
+		e.checkHeldBy(b.Token)
+	}},
+	// A holder stopped before its release, long enough for its lock to be
+	// taken as stale: its release then finds the lock lost and leaves the
+	// new holder alone.
+	{"release.cas", func(e *stepEnv) {
+		a := e.lock("release.cas")
+		ha := e.acquire(e.lock())
+		goOn := e.stopped(a, "release.cas", func() error { return a.Release(e.ctx(), ha.Token) })
+		e.age()
+		b := e.acquire(e.lock())
+		var lost *lock.LostError
+		if err := goOn(); !errors.As(err, &lost) || lost.Holder.Record.Token != b.Token {
+			e.t.Fatalf("release of a taken lock: want LostError naming %s, got %v", b.Token, err)
+		}
+		e.checkHeldBy(b.Token)
+	}},
+	// A holder stopped between moving its record out and clearing: the
+	// dead lock is taken by another; the late clearing leaves it alone.
+	{"release.moved", func(e *stepEnv) {
+		a := e.lock("release.moved")
+		ha := e.acquire(e.lock())
+		goOn := e.stopped(a, "release.moved", func() error { return a.Release(e.ctx(), ha.Token) })
+		b := e.acquire(e.lock())
+		if err := goOn(); err != nil {
+			e.t.Fatalf("release: %v", err)
+		}
+		e.checkHeldBy(b.Token)
+	}},
+	// A break stopped after judging a stale lock: another client steals
+	// it first; the break's move then fails and the new lock stays.
+	{"break.judged", func(e *stepEnv) {
+		e.acquire(e.lock())
+		e.age()
+		a := e.lock("break.judged")
+		goOn := e.stopped(a, "break.judged", func() error { _, err := a.Break(e.ctx(), false, ""); return err })
+		b := e.acquire(e.lock())
+		var he *lock.HostError
+		if err := goOn(); !errors.As(err, &he) || he.Code != "changed" {
+			e.t.Fatalf("a break of a lock that changed: want the changed error, got %v", err)
+		}
+		e.checkHeldBy(b.Token)
+	}},
+	// A forced break stopped after matching the token: the holder releases
+	// and another client takes the lock; the break then touches nothing.
+	{"break.judged", func(e *stepEnv) {
+		x := e.lock()
+		hx := e.acquire(x)
+		a := e.lock("break.judged")
+		goOn := e.stopped(a, "break.judged", func() error { _, err := a.Break(e.ctx(), true, hx.Token); return err })
+		if err := x.Release(e.ctx(), hx.Token); err != nil {
+			e.t.Fatal(err)
+		}
+		b := e.acquire(e.lock())
+		var he *lock.HostError
+		if err := goOn(); !errors.As(err, &he) || he.Code != "changed" {
+			e.t.Fatalf("a forced break of a released lock: want the changed error, got %v", err)
+		}
+		e.checkHeldBy(b.Token)
+	}},
+	// A store mutation stopped after its fence check, long enough for its
+	// lock to be taken as stale: the mutation is late (its lease ran out,
+	// which the protocol allows), but its release leaves the new holder
+	// alone and reports the lock lost.
+	{"fence.checked", func(e *stepEnv) {
+		src := e.t.TempDir()
+		if err := os.WriteFile(filepath.Join(src, "f"), []byte("x"), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+		art, err := store.Open(src, "rt")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{}); err != nil {
+			e.t.Fatal(err)
+		}
+		a := e.lock("fence.checked")
+		goOn := e.stopped(a, "fence.checked", func() error {
+			return store.New(a).Pin(e.ctx(), art.ID(), false, 0, lock.Events{})
+		})
+		e.age()
+		b := e.acquire(e.lock())
+		var lost *lock.LostError
+		if err := goOn(); !errors.As(err, &lost) || lost.Holder.Record.Token != b.Token {
+			e.t.Fatalf("a fenced mutation whose lock was taken: want LostError naming %s, got %v", b.Token, err)
+		}
+		if got := e.holder(); got != b.Token {
+			e.t.Fatalf("the lock is held by %q, want %q", got, b.Token)
+		}
+	}},
+}
+
+// TestStepsUnderStalls runs every step test under dash and busybox.
+func TestStepsUnderStalls(t *testing.T) {
+	for name, dial := range stepShells(t) {
+		for i, st := range stepTests {
+			t.Run(name+"/"+st.step+"/"+string(rune('a'+i)), func(t *testing.T) {
+				t.Parallel()
+				st.fn(&stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")})
+			})
+		}
+	}
+}
+
+// TestEveryNamedStepIsTested: every step the fragments can stop at
+// (h_step NAME in shellcmd/sh) is named in docs/protocol.md and has a test
+// here, or, for fence.checked, in the store's tests.
+func TestEveryNamedStepIsTested(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	for _, st := range stepTests {
+		tested[st.step] = true
+	}
+	files, _ := filepath.Glob("../shellcmd/sh/*.sh")
+	steps := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`h_step ([a-z]+\.[a-z]+)`).FindAllStringSubmatch(string(data), -1) {
+			steps[m[1]] = true
+		}
+	}
+	if len(steps) < 8 {
+		t.Fatalf("found only %d steps in the fragments: %v", len(steps), steps)
+	}
+	for s := range steps {
+		if !tested[s] {
+			t.Errorf("the fragments stop at %s, which no step test uses", s)
+		}
+		if !strings.Contains(string(doc), "`"+s+"`") {
+			t.Errorf("the fragments stop at %s, which docs/protocol.md does not name", s)
+		}
+	}
+}

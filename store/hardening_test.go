@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
+)
+
+func localStore(t *testing.T) (*store.Store, string) {
+	root := filepath.Join(t.TempDir(), "root")
+	return store.New(lock.New(remote.New(&transport.Local{}), shellcmd.Root{Path: root})), root
+}
+
+func artifact(t *testing.T, name, content string) *store.Artifact {
+	t.Helper()
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "v"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := store.Open(src, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func writeMeta(t *testing.T, root, id, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, "runtimes", ".meta", id), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPresentComparesTheFullDigest: a runtime whose id shares the 12 digits
+// but whose recorded digest differs is another tree; a push of this one is
+// refused, never answered "already present", and the other is left alone.
+func TestPresentComparesTheFullDigest(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	a := artifact(t, "app", "1")
+	if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := a.Digest[:12] + strings.Repeat("f", 52)
+	writeMeta(t, root, a.ID(), "name=app\nsize=1\npromoted=1\ndigest="+other+"\n")
+	r, err := s.Push(ctx, a, store.PushOptions{})
+	if !errors.Is(err, store.ErrIDTaken) || r.Present || !strings.Contains(err.Error(), other) {
+		t.Fatalf("push onto a colliding id: want ErrIDTaken naming %s, got %+v %v", other, r, err)
+	}
+	// An earlier version's mark has no digest and is matched by id.
+	writeMeta(t, root, a.ID(), "name=app\nsize=1\npromoted=1\n")
+	if r, err := s.Push(ctx, a, store.PushOptions{}); err != nil || !r.Present {
+		t.Fatalf("push onto an earlier version's runtime: %+v %v", r, err)
+	}
+}
+
+// TestUnmarkedPathAtTheIDIsLeftAlone: runtimes/<id> that hoist did not
+// promote (no mark) is never replaced or deleted; push says so.
+func TestUnmarkedPathAtTheIDIsLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	a := artifact(t, "app", "1")
+	theirs := filepath.Join(root, "runtimes", a.ID())
+	if err := os.MkdirAll(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(theirs, "precious"), []byte("mine"), 0o644)
+	_, err := s.Push(ctx, a, store.PushOptions{})
+	if !errors.Is(err, store.ErrIDTaken) || !strings.Contains(err.Error(), "did not promote") {
+		t.Fatalf("push onto an unmarked directory: want ErrIDTaken, got %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(theirs, "precious")); string(got) != "mine" {
+		t.Fatal("the unmarked directory was touched")
+	}
+	stages, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*"))
+	if len(stages) > 0 {
+		t.Fatalf("stages left: %v", stages)
+	}
+}
+
+// TestGCDeletesOnlyWhatHoistMade: in a store that also holds things hoist
+// did not make (a --root that already had a "runtimes" directory), gc
+// deletes only marked runtimes and leftovers with hoist's names, reports the
+// rest as unmarked, and sweeps a mark whose runtime is gone.
+func TestGCDeletesOnlyWhatHoistMade(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	old, cur := artifact(t, "app", "1"), artifact(t, "app", "2")
+	for _, a := range []*store.Artifact{old, cur} {
+		if _, err := s.Push(ctx, a, store.PushOptions{Activate: true, Wait: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := filepath.Join(root, "runtimes")
+	for _, p := range []string{"users-dir/data", ".hidden/x", "app-000000000000/x"} {
+		os.MkdirAll(filepath.Join(rt, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(rt, p), []byte("keep"), 0o644)
+	}
+	os.WriteFile(filepath.Join(rt, "plain-file"), []byte("keep"), 0o644)
+	os.Symlink("/etc", filepath.Join(rt, "etc-link"))
+	// A stage with a name that is not hoist's, however old.
+	os.MkdirAll(filepath.Join(rt, ".stage-not-a-token"), 0o755)
+	// A mark whose runtime is gone (a promotion cut short).
+	writeMeta(t, root, "gone-0123456789ab", "name=gone\nsize=1\npromoted=1\ndigest=x\n")
+	past := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(filepath.Join(rt, ".stage-not-a-token"), past, past)
+	os.Chtimes(filepath.Join(rt, ".meta", "gone-0123456789ab"), past, past)
+	if _, err := s.Rollback(ctx, time.Minute, lock.Events{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rollback(ctx, time.Minute, lock.Events{}); err != nil {
+		t.Fatal(err)
+	}
+	// Now cur is current and old previous: with keep 0, a third runtime
+	// goes and these two stay.
+	third := artifact(t, "app", "3")
+	if _, err := s.Push(ctx, third, store.PushOptions{Wait: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.GC(ctx, 0, false, lock.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Deleted, []string{third.ID()}) {
+		t.Fatalf("deleted %v, want only %s", res.Deleted, third.ID())
+	}
+	unmarked := map[string]bool{}
+	for _, k := range res.Kept {
+		if k.Why == "unmarked" {
+			unmarked[k.ID] = true
+		}
+	}
+	for _, n := range []string{"users-dir", "app-000000000000", "plain-file", "etc-link"} {
+		if !unmarked[n] {
+			t.Errorf("%s was not reported as unmarked: %+v", n, res.Kept)
+		}
+	}
+	for _, p := range []string{"users-dir/data", ".hidden/x", "app-000000000000/x", "plain-file", ".stage-not-a-token"} {
+		if _, err := os.Stat(filepath.Join(rt, p)); err != nil {
+			t.Errorf("gc touched %s: %v", p, err)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(rt, "etc-link")); err != nil || l != "/etc" {
+		t.Errorf("gc touched the symlink: %q %v", l, err)
+	}
+	if _, err := os.Stat(filepath.Join(rt, ".meta", "gone-0123456789ab")); !os.IsNotExist(err) {
+		t.Errorf("the mark without a runtime was not swept: %v (swept %v)", err, res.Swept)
+	}
+}
+
+// TestEveryErrorCodeIsRead: each ERROR code an operation can end with is read
+// by package lock or by package store, so no host error reaches a user as a
+// bare code.
+func TestEveryErrorCodeIsRead(t *testing.T) {
+	known := append(lock.Codes(), store.Codes()...)
+	for _, op := range shellcmd.Ops {
+		for _, c := range op.Codes {
+			if !slices.Contains(known, c) {
+				t.Errorf("%s can end with ERROR %s, which neither lock nor store reads", op.Name, c)
+			}
+		}
+	}
+}
