@@ -172,3 +172,40 @@ func TestEveryErrorCodeIsRead(t *testing.T) {
 		}
 	}
 }
+
+// TestGCSweepsOldRunDirectories: the scratch of a command long gone is
+// removed; a finished run's kept output stays a day; a name that is not a
+// token is never touched.
+func TestGCSweepsOldRunDirectories(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	if _, err := s.Push(ctx, artifact(t, "app", "1"), store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(root, "runs")
+	hour, week := time.Now().Add(-time.Hour), time.Now().Add(-7*24*time.Hour)
+	mk := func(name string, when time.Time, files ...string) string {
+		d := filepath.Join(runs, name)
+		os.MkdirAll(d, 0o700)
+		for _, f := range files {
+			os.WriteFile(filepath.Join(d, f), []byte("x"), 0o600)
+			os.Chtimes(filepath.Join(d, f), when, when)
+		}
+		os.Chtimes(d, when, when)
+		return d
+	}
+	abandoned := mk("11111111-1111-4111-8111-111111111111", hour, "out", "err")
+	keptRecent := mk("22222222-2222-4222-8222-222222222222", hour, "out", "status")
+	keptOld := mk("33333333-3333-4333-8333-333333333333", week, "out", "status")
+	notOurs := mk("not-a-token", week, "data")
+	res, err := s.GC(ctx, 5, false, lock.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range map[string]bool{abandoned: false, keptRecent: true, keptOld: false, notOurs: true} {
+		_, err := os.Stat(d)
+		if (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v (swept %v)", filepath.Base(d), err == nil, want, res.Swept)
+		}
+	}
+}

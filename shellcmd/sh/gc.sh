@@ -208,9 +208,9 @@ h_gc_delete() {
 
 # h_gc_sweep: removes leftovers nothing has written to for the stale period
 # (a finished run's kept output: for a day), by the full paths h_gc_collect
-# found. A run whose token holds the lock is running, however quiet; a
-# promotion waiting for the lock writes nothing to its stage, but keeps its
-# scratch directory (same token) fresh.
+# found. A command waiting for the lock touches its scratch directory every
+# minute, and a promotion waiting for the lock, which writes nothing to its
+# stage, keeps its scratch directory (same token) fresh.
 h_gc_sweep() {
 	h_ifs=$IFS
 	IFS='
@@ -221,10 +221,6 @@ h_gc_sweep() {
 		case $h_n in .trash-"$h_me"-*) continue ;; esac
 		h_min=$(((h_stale + 59) / 60))
 		if [ "${h_d%/*}" = "$h_runs" ]; then
-			if [ -d "$h_lock/$h_n" ]; then
-				h_say KEEP "$h_runsdir/$h_n" running
-				continue
-			fi
 			if [ -f "$h_d/status" ]; then h_min=1440; fi
 		elif [ "$h_stok" != "$h_n" ] && [ -d "$h_runs/$h_stok" ] && ! h_idle "$h_runs/$h_stok" "$h_min"; then
 			h_say KEEP "$h_n" waiting
