@@ -114,7 +114,7 @@ h_rmtree() {
 	fi
 	[ -e "$1" ] || return 0
 	if [ -d "$1" ]; then
-		find "$1" -type d ! -perm -300 -exec chmod u+wx {} \; 2>/dev/null
+		find "$1" -type d ! -perm -700 -exec chmod u+rwx {} \; 2>/dev/null
 	fi
 	rm -rf "$1"
 }
