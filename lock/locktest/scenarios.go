@@ -545,6 +545,21 @@ func testHostileRoot(t *testing.T, e *env) {
 	}
 }
 
+// A command line far over the 128 KiB a single argument may have on Linux
+// runs: the fragment travels on standard input, not as an argument.
+func testLargeCommandLine(t *testing.T, e *env) {
+	argv := []string{"sh", "-c", `n=0; for a in "$@"; do n=$((n + ${#a})); done; echo "$# $n"`, "sh"}
+	for range 24 {
+		argv = append(argv, strings.Repeat("x", 10000))
+	}
+	var out bytes.Buffer
+	res, err := e.lock().Run(e.ctx(), argv, lock.RunOptions{Stdout: &out})
+	must(t, err)
+	if res.Status != 0 || out.String() != "24 240000\n" {
+		t.Fatalf("a 240 KB command line: status %d, output %q", res.Status, out.String())
+	}
+}
+
 func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 	t.Helper()
 	end := time.Now().Add(d)

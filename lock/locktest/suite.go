@@ -64,6 +64,7 @@ var scenarios = []struct {
 	{"LockPathFileOrSymlinkRefused", testBadLockPath},
 	{"BreakTakesOnlyStealableOrNamed", testBreak},
 	{"HostileRootIsLiteral", testHostileRoot},
+	{"LargeCommandLineRuns", testLargeCommandLine},
 }
 
 // env is one scenario's host and store.
