@@ -4,9 +4,10 @@
 GO      ?= go
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
 # Packages the tests need: real OpenSSH, the login shells hoist is tested
-# under, busybox for a busybox userland, util-linux for namespaces.
-TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2
-TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps
+# under, busybox for a busybox userland, util-linux for namespaces, shellcheck
+# for make lint.
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 shellcheck
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps shellcheck
 
 .PHONY: all build demo test deps unit e2e bench lint clean
 
@@ -57,10 +58,14 @@ e2e:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e/
 
+# gofmt, vet and staticcheck for the Go code; shellcheck for the host-side
+# shell functions, as POSIX sh (.shellcheckrc says what it excludes, and why).
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	@command -v shellcheck >/dev/null || { echo "shellcheck is not installed: run make deps (make test installs it)"; exit 1; }
+	shellcheck -s sh shellcmd/sh/*.sh
 
 clean:
 	rm -rf bin

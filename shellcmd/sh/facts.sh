@@ -16,6 +16,7 @@ if { IFS= read -r h_x </proc/self/stat; } 2>/dev/null && [ "${h_x%% *}" = "$$" ]
 	case $h_x in "pid:["*"]") h_x=${h_x#pid:?} h_pidns=${h_x%?} ;; esac
 	if { IFS= read -r h_x </proc/1/stat; } 2>/dev/null; then
 		h_x=${h_x##*) }
+		# shellcheck disable=SC2086 # the fields of /proc/1/stat, split on purpose
 		set -- $h_x
 		if [ $# -ge 20 ]; then
 			shift 19

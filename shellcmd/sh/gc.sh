@@ -41,13 +41,6 @@ h_idle() {
 	[ -z "$h_f" ]
 }
 
-# h_isid NAME: NAME can be a runtime id, so a mark of that name is hoist's.
-h_isid() {
-	case $1 in
-	'' | .* | *[!A-Za-z0-9._+-]*) return 1 ;;
-	esac
-}
-
 # h_op_gc: one attempt at the lock (a stale or previous-boot steal counts),
 # never a wait: a busy store is skipped. Under the lock, fenced, in this one
 # command: keep current, previous, pinned and in-use runtimes and the h_keep
@@ -112,7 +105,7 @@ h_gc_collect() {
 	set +f
 	h_all=$(for h_mf in "$h_store"/.meta/*; do
 		h_i=${h_mf##*/}
-		[ -f "$h_mf" ] && h_isid "$h_i" || continue
+		{ [ -f "$h_mf" ] && h_isid "$h_i"; } || continue
 		[ -e "$h_store/$h_i" ] || [ -L "$h_store/$h_i" ] || continue
 		h_meta "$h_i"
 		printf '%s %s\n' "${h_mwhen:-0}" "$h_i"
@@ -197,7 +190,7 @@ h_gc_delete() {
 		else
 			rm -f "$h_store/.meta/$h_i"
 			if h_rmtree "$h_store/.trash-$h_me-$h_i"; then
-				h_say DELETE "$h_i" done
+				h_say DELETE "$h_i" 'done'
 			else
 				h_say DELETE "$h_i" failed
 			fi
@@ -231,7 +224,7 @@ h_gc_sweep() {
 			if [ -n "$h_dry" ]; then
 				h_say SWEEP "$h_n" plan
 			elif h_owned; then
-				h_rmtree "$h_d" && h_say SWEEP "$h_n" done
+				h_rmtree "$h_d" && h_say SWEEP "$h_n" 'done'
 			fi
 		else
 			h_say KEEP "$h_n" fresh

@@ -7,8 +7,9 @@ h_say() {
 	printf '\n%s\n' "$h_sayl"
 }
 
-# h_oneline TEXT: TEXT on one line, for a verdict.
-h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   '; }
+# h_oneline TEXT: TEXT on one line, for a verdict, and at most 2000
+# characters: a tool's complaints (tar's, one per file) can be endless.
+h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   ' | cut -c 1-2000; }
 
 # h_age PATH: sets h_a to the seconds since PATH last changed, by this host's
 # clock. Fails, leaving h_a empty, when that cannot be known.
@@ -31,6 +32,6 @@ h_age() {
 h_step() {
 	[ -n "$h_pause" ] || return 0
 	case " $h_pauseat " in *" $1 "*) ;; *) return 0 ;; esac
-	: >"$h_pause/$1.at"
+	true >"$h_pause/$1.at"
 	while [ ! -e "$h_pause/$1.go" ]; do sleep "$h_nap"; done
 }

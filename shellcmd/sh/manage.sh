@@ -1,5 +1,6 @@
-# h_op_list: every verified runtime, one RT line each: id, promoted (epoch),
-# size, flags (c current, p previous, P pinned, - none), name. Read-only.
+# h_op_list: every runtime hoist promoted (h_present), one RT line each: id,
+# promoted (epoch), size, flags (c current, p previous, P pinned, - none),
+# name. Read-only.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -9,22 +10,13 @@ h_op_list() {
 	set +f
 	for h_mf in "$h_store"/.meta/*; do
 		set -f
-		[ -f "$h_mf" ] || continue
 		h_i=${h_mf##*/}
-		[ -d "$h_store/$h_i" ] || continue
-		h_rname= h_rsize= h_rwhen=
-		while IFS='=' read -r h_k h_v; do
-			case $h_k in
-			name) h_rname=$h_v ;;
-			size) h_rsize=$h_v ;;
-			promoted) h_rwhen=$h_v ;;
-			esac
-		done <"$h_mf"
+		{ h_isid "$h_i" && h_present "$h_i"; } || continue
 		h_f=
 		if [ "$h_i" = "$h_cur" ]; then h_f=${h_f}c; fi
 		if [ "$h_i" = "$h_prev" ]; then h_f=${h_f}p; fi
 		if [ -e "$h_store/.pins/$h_i" ]; then h_f=${h_f}P; fi
-		h_say RT "$h_i" "${h_rwhen:-0}" "${h_rsize:-0}" "${h_f:--}" "${h_rname:--}"
+		h_say RT "$h_i" "${h_mwhen:-0}" "${h_msize:-0}" "${h_f:--}" "${h_mname:--}"
 	done
 	set -f
 	h_say LISTED
@@ -70,7 +62,7 @@ h_op_pin() {
 		if [ -n "$h_unpin" ]; then
 			rm -f "$h_store/.pins/$h_id" && h_say UNPINNED "$h_id"
 		else
-			mkdir -p "$h_store/.pins" && : >"$h_store/.pins/$h_id" && h_say PINNED "$h_id"
+			mkdir -p "$h_store/.pins" && true >"$h_store/.pins/$h_id" && h_say PINNED "$h_id"
 		fi
 	fi
 	h_release_say

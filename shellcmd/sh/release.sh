@@ -1,9 +1,10 @@
 # h_release: the lock is ours exactly while <lock>/<me>/rec exists, so moving
 # that record out is the owner check and the release in one step: it fails
 # when the lock was taken over or broken, and then nothing is touched. The
-# dead lock is cleared after. Returns 0 when released, 1 when the lock is
-# someone else's (h_line says whose), 2 when there is none, 3 when it is ours
-# but the record could not be moved (h_lasterr).
+# dead lock is cleared after. A lock an earlier version made with this token
+# is released by its record's name. Returns 0 when released, 1 when the lock
+# is someone else's (h_line says whose), 2 when there is none, 3 when it is
+# ours but the record could not be moved (h_lasterr).
 h_release() {
 	h_step release.cas
 	h_moved=$h_lock.released-$h_me
@@ -17,8 +18,14 @@ h_release() {
 	case $h_kind in
 	free | dead) return 2 ;;
 	esac
-	[ "$h_tok" = "$h_me" ] && return 3
-	return 1
+	[ "$h_tok" = "$h_me" ] || return 1
+	# An earlier version's lock with this token: its record is "owner".
+	if [ "$h_kind" = legacy ] && h_cas "$h_moved"; then
+		h_clear
+		rm -f "$h_moved"
+		return 0
+	fi
+	return 3
 }
 
 # h_say_release CODE: the verdict for h_release's result.

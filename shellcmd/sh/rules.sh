@@ -27,11 +27,11 @@ h_stealable() {
 # on both sides. Containers sharing a kernel have one boot_id and their own
 # PID namespaces, so neither fires between them.
 h_prevboot() {
-	[ -n "$h_r_boot" ] && [ "$h_bootid" != - ] || return 1
+	[ -n "$h_r_boot" ] && [ "${h_bootid:--}" != - ] || return 1
 	if [ "$h_r_boot" != "$h_bootid" ]; then
-		[ "$h_mach" != - ] && [ "$h_r_mach" = "$h_mach" ]
+		[ "${h_mach:--}" != - ] && [ "$h_r_mach" = "$h_mach" ]
 		return
 	fi
-	[ -n "$h_r_ns" ] && [ -n "$h_r_init" ] && [ "$h_pidns" != - ] && [ "$h_init" != - ] &&
+	[ -n "$h_r_ns" ] && [ -n "$h_r_init" ] && [ "${h_pidns:--}" != - ] && [ "${h_init:--}" != - ] &&
 		[ "$h_r_ns" = "$h_pidns" ] && [ "$h_r_init" != "$h_init" ]
 }

@@ -47,6 +47,7 @@ h_paths() {
 "
 	for h_p in "$@"; do
 		h_l=${h_sl%%"$h_nl"*} h_sl=${h_sl#*"$h_nl"}
+		# shellcheck disable=SC2086 # stat's fields, split on purpose
 		h_pathok "$h_p" $h_l || {
 			h_say ERROR path "$h_why" "$(h_oneline "$h_p")"
 			return 1
@@ -79,8 +80,10 @@ h_pathok() {
 # all. h_par is the directory that could not be searched when it fails.
 h_absent() {
 	[ ! -e "$1" ] && [ ! -L "$1" ] || return 1
-	h_par=${1%/*}
-	h_par=${h_par:-/}
+	case $1 in
+	*/*) h_par=${1%/*} h_par=${h_par:-/} ;;
+	*) h_par=. ;;
+	esac
 	if [ -d "$h_par" ]; then
 		[ -x "$h_par" ]
 		return

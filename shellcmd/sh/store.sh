@@ -119,10 +119,17 @@ h_rmtree() {
 	rm -rf "$1"
 }
 
+# h_isid NAME: NAME can be a runtime id, so a mark of that name is hoist's.
+h_isid() {
+	case $1 in
+	'' | .* | *[!A-Za-z0-9._+-]*) return 1 ;;
+	esac
+}
+
 # h_isuuid NAME: NAME is a token, as hoist makes them.
 h_isuuid() {
 	case $1 in
-	*[!0-9a-f-]*) return 1 ;;
+	*[!0-9a-f-]* | *-*-*-*-*-*) return 1 ;;
 	????????-????-????-????-????????????) return 0 ;;
 	esac
 	return 1

@@ -9,13 +9,13 @@ h_watch() {
 		while IFS= read -r h_l; do
 			case $h_l in
 			stop)
-				: >"$h_scr/stop"
+				true >"$h_scr/stop"
 				if [ -f "$h_scr/pid" ]; then kill -TERM "$(cat "$h_scr/pid")"; fi
 				;;
-			ack) : >"$h_scr/ack" ;;
+			ack) true >"$h_scr/ack" ;;
 			esac
 		done
-		: >"$h_scr/gone"
+		true >"$h_scr/gone"
 	} <&5 >/dev/null 2>&1 &
 	exec 5<&- </dev/null
 }

@@ -9,7 +9,7 @@
 # Output is kept in h_scr (out, err, status) when the relay could not deliver
 # it all.
 h_run() {
-	(umask 077 && : >"$h_scr/out" && : >"$h_scr/err")
+	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err")
 	(
 		trap - HUP PIPE
 		h_cmd
@@ -26,7 +26,7 @@ h_run() {
 	h_rr=$?
 	# A scratch directory that vanished cannot take "done": the relay then
 	# sees the directory gone.
-	: >"$h_scr/done" 2>/dev/null
+	true 2>/dev/null >"$h_scr/done"
 	# Wake the relay from its nap for the last copy. Only once it says it
 	# traps USR1: before that it has not looked at "done" yet.
 	if [ -f "$h_scr/ready" ]; then kill -s USR1 "$h_rpid" 2>/dev/null; fi
@@ -51,7 +51,7 @@ h_run() {
 h_relay() {
 	h_sl=
 	trap '[ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
-	: >"$h_scr/ready"
+	true >"$h_scr/ready"
 	exec 3<"$h_scr/out" 4<"$h_scr/err"
 	h_lost= h_ri=0 h_rnap=$h_nap
 	while :; do
@@ -67,5 +67,5 @@ h_relay() {
 		wait "$h_sl"
 		h_sl=
 	done
-	if [ -n "$h_lost" ]; then : >"$h_scr/lost" 2>/dev/null; fi
+	if [ -n "$h_lost" ]; then true 2>/dev/null >"$h_scr/lost"; fi
 }

@@ -1,0 +1,186 @@
+package shellcmd
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fnLockCase is a lock state, a call on it, and what must be left in the
+// store: paths relative to the store, as fnTree lists them.
+type fnLockCase struct {
+	name string
+	lock func(*testing.T, string) // makes the lock state; the store exists
+	vars map[string]string
+	defs string
+	call string
+	rc   int
+	said []string
+	left []string
+	vals map[string]string
+}
+
+func fnRunLockCases(t *testing.T, fns []string, cases []fnLockCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, lock, _ := fnPaths(root)
+				fnMkdir(t, store)
+				if c.lock != nil {
+					c.lock(t, lock)
+				}
+				r := fnRun{fns: fns, vars: c.vars, defs: c.defs, call: c.call}.do(t, sh, root)
+				if r.rc != c.rc {
+					t.Errorf("%s: %s returned %d, want %d", sh[0], c.call, r.rc, c.rc)
+				}
+				if strings.Join(r.said, "\n") != strings.Join(c.said, "\n") {
+					t.Errorf("%s: said %q, want %q", sh[0], r.said, c.said)
+				}
+				fnWantVars(t, sh, r, c.vals)
+				fnWantTree(t, store, c.left...)
+			})
+		})
+	}
+}
+
+var fnRecOther = fnRec(fnOther, fnMach, fnBoot, fnNS, fnInit)
+
+func fnHeld(tok string) func(*testing.T, string) {
+	return func(t *testing.T, lock string) {
+		fnWrite(t, lock+"/"+tok+"/rec", fnRec(tok, fnMach, fnBoot, fnNS, fnInit)+"\n")
+	}
+}
+
+func fnHeldLeft(tok string) []string {
+	return []string{LockName + "/", LockName + "/" + tok + "/", LockName + "/" + tok + "/rec"}
+}
+
+// fnAppear is an h_step double: the lock appears just before create's
+// rename, made by the shell code given.
+func fnAppear(code string) string {
+	return "h_step() { case $1 in create.publish) " + code + " ;; esac; }"
+}
+
+const fnMkOther = `mkdir "$h_lock" "$h_lock/` + fnOther + `" && printf 'x\n' >"$h_lock/` + fnOther + `/rec"`
+
+// TestShCreate: a lock is born with its record, in one rename, and only
+// where there is none; a creation that loses leaves no prepared directory,
+// whatever appeared at the lock path.
+func TestShCreate(t *testing.T) {
+	other := append(fnHeldLeft(fnOther)[:2:2], LockName+"/"+fnOther+"/rec")
+	fnRunLockCases(t, []string{"h_create"}, []fnLockCase{
+		{name: "free", call: "h_create", rc: 0, left: fnHeldLeft(fnMe), vals: map[string]string{"h_lasterr": ""}},
+		{name: "held already", lock: fnHeld(fnOther), call: "h_create", rc: 1, left: fnHeldLeft(fnOther)},
+		{name: "a held lock appears before the rename", defs: fnAppear(fnMkOther), call: "h_create", rc: 1, left: other},
+		{name: "an empty lock appears before the rename", defs: fnAppear(`mkdir "$h_lock"`), call: "h_create", rc: 1, left: []string{LockName + "/"}},
+		{name: "a file appears before the rename", defs: fnAppear(`: >"$h_lock"`), call: "h_create", rc: 1, left: []string{LockName}},
+		{name: "a symlink to a directory appears before the rename", defs: fnAppear(`mkdir "$h_store/t" && ln -s t "$h_lock"`),
+			call: "h_create", rc: 1, left: []string{LockName + "@", "t/"}},
+	})
+	// The record and the store's absence are checked apart.
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, lock, _ := fnPaths(root)
+		r := fnRun{fns: []string{"h_create"}, call: "h_create"}.do(t, sh, root)
+		if r.rc != 1 || !strings.Contains(r.v["h_lasterr"], "mkdir") {
+			t.Errorf("%s: without a store h_create returned %d with h_lasterr %q, want 1 and mkdir's complaint", sh[0], r.rc, r.v["h_lasterr"])
+		}
+		fnMkdir(t, store)
+		before := time.Now().Unix()
+		r = fnRun{fns: []string{"h_create"}, call: "h_create"}.do(t, sh, root)
+		after := time.Now().Unix()
+		data, err := os.ReadFile(lock + "/" + fnMe + "/rec")
+		if r.rc != 0 || err != nil {
+			t.Fatalf("%s: h_create returned %d, record: %v", sh[0], r.rc, err)
+		}
+		line, _ := strings.CutSuffix(string(data), "\n")
+		head, rest, _ := strings.Cut(line, " since=")
+		since, rest, _ := strings.Cut(rest, " ")
+		if n, err := strconv.ParseInt(since, 10, 64); err != nil || n < before || n > after {
+			t.Errorf("%s: since=%s, want the host's time (%d..%d)", sh[0], since, before, after)
+		}
+		if want := "hoist-lock/2 token=" + fnMe; head != want {
+			t.Errorf("%s: record starts %q, want %q", sh[0], head, want)
+		}
+		if want := "mach=" + fnMach + " boot=" + fnBoot + " pidns=" + fnNS + " init=" + fnInit +
+			" pid=42 who=u%40h ver=test cmd=test msg=m%20x"; rest != want {
+			t.Errorf("%s: record ends %q, want %q", sh[0], rest, want)
+		}
+		if rec, ok := ParseRecord(line); !ok || rec.Token != fnMe || rec.BootID != fnBoot || rec.Message != "m x" {
+			t.Errorf("%s: the client cannot read the record %q: %+v", sh[0], line, rec)
+		}
+	})
+}
+
+// TestShStealAndCAS: a steal moves the judged token's record and nothing
+// else; a judgement gone stale (the lock was taken meanwhile) makes every
+// compare-and-swap fail and touch nothing.
+func TestShStealAndCAS(t *testing.T) {
+	stale := map[string]string{"h_me": fnThird, "h_kind": "held", "h_tok": fnOther}
+	moved := LockName + ".stolen-" + fnMe
+	fnRunLockCases(t, []string{"h_sample", "h_steal"}, []fnLockCase{
+		{name: "steal a held lock", lock: fnHeld(fnOther), call: "h_sample && h_steal", rc: 0,
+			left: fnHeldLeft(fnMe), vals: map[string]string{"h_line": fnRecOther}},
+		{name: "second steal of the same judged token, by cas", lock: fnHeld(fnMe), vars: stale,
+			call: `h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: fnHeldLeft(fnMe)},
+		{name: "second steal of the same judged token, by steal", lock: fnHeld(fnMe), vars: stale,
+			call: "h_steal", rc: 1, left: fnHeldLeft(fnMe)},
+		{name: "judged token released, lock free", vars: stale, call: "h_steal", rc: 1},
+		{name: "cas of a legacy lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/owner", "hoist-lock/1 token="+fnOther+"\n") },
+			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 0, left: []string{LockName + "/", moved}},
+		{name: "cas of a legacy lock released meanwhile", lock: func(t *testing.T, lock string) { fnMkdir(t, lock) },
+			vars: map[string]string{"h_kind": "legacy"}, call: `h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: []string{LockName + "/"}},
+		{name: "cas of an ownerless lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/.owner-"+fnOther, "") },
+			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 0},
+		{name: "cas of an ownerless lock that got a record", lock: fnHeld(fnOther), vars: map[string]string{"h_kind": "ownerless"},
+			call: `h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: fnHeldLeft(fnOther)},
+		{name: "cas of a dead lock", lock: func(t *testing.T, lock string) { fnMkdir(t, lock+"/"+fnOther) },
+			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: []string{LockName + "/", LockName + "/" + fnOther + "/"}},
+		{name: "cas of a bad lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/"+fnOther, "x") },
+			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: []string{LockName + "/", LockName + "/" + fnOther}},
+	})
+}
+
+// TestShRelease: only the owner's release removes the lock, and leaves
+// nothing; anyone else's leaves it intact and says whose it is.
+func TestShRelease(t *testing.T) {
+	call := "h_release\nh_r=$?\nh_say_release $h_r\nreturn $h_r"
+	fnRunLockCases(t, []string{"h_release", "h_say_release"}, []fnLockCase{
+		{name: "by the owner", lock: fnHeld(fnMe), call: call, rc: 0, said: []string{"RELEASED"}},
+		{name: "by another", lock: fnHeld(fnOther), call: call, rc: 1, said: []string{"LOST " + fnRecOther},
+			left: fnHeldLeft(fnOther), vals: map[string]string{"h_line": fnRecOther}},
+		{name: "of a legacy lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/owner", "hoist-lock/1 token="+fnOther+"\n") },
+			call: call, rc: 1, said: []string{"LOST hoist-lock/1 token=" + fnOther}, left: []string{LockName + "/", LockName + "/owner"}},
+		{name: "of an ownerless lock", lock: func(t *testing.T, lock string) { fnMkdir(t, lock) },
+			call: call, rc: 1, said: []string{"LOST -"}, left: []string{LockName + "/"}},
+		{name: "free", call: call, rc: 2, said: []string{"NOTHELD"}},
+		{name: "dead", lock: func(t *testing.T, lock string) { fnMkdir(t, lock+"/"+fnMe) },
+			call: call, rc: 2, said: []string{"NOTHELD"}, left: []string{LockName + "/", LockName + "/" + fnMe + "/"}},
+	})
+}
+
+// TestShClear: h_clear removes a lock only when nothing in it holds a
+// record, and never a record.
+func TestShClear(t *testing.T) {
+	dead := func(t *testing.T, lock string) {
+		fnMkdir(t, lock+"/"+fnOther)
+		fnMkdir(t, lock+"/"+fnThird)
+		fnWrite(t, lock+"/.owner-"+fnMe, "")
+	}
+	fnRunLockCases(t, []string{"h_clear"}, []fnLockCase{
+		{name: "free", call: "h_clear"},
+		{name: "dead", lock: dead, call: "h_clear"},
+		{name: "ownerless", lock: func(t *testing.T, lock string) { fnMkdir(t, lock) }, call: "h_clear"},
+		{name: "held, with dead debris", lock: func(t *testing.T, lock string) { dead(t, lock); fnHeld(fnMe)(t, lock) },
+			call: "h_clear", left: fnHeldLeft(fnMe)},
+		{name: "legacy", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/owner", "hoist-lock/1 token="+fnOther+"\n") },
+			call: "h_clear", left: []string{LockName + "/", LockName + "/owner"}},
+		{name: "a creator's directory moved in", lock: func(t *testing.T, lock string) {
+			fnWrite(t, lock+"/"+LockName+".new-"+fnOther+"/"+fnOther+"/rec", "x\n")
+		}, call: "h_clear", left: []string{LockName + "/", LockName + "/" + LockName + ".new-" + fnOther + "/",
+			LockName + "/" + LockName + ".new-" + fnOther + "/" + fnOther + "/", LockName + "/" + LockName + ".new-" + fnOther + "/" + fnOther + "/rec"}},
+		{name: "foreign", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/README", "") },
+			call: "h_clear", left: []string{LockName + "/", LockName + "/README"}},
+	})
+}
