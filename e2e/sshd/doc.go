@@ -37,7 +37,8 @@
 // Without root, sshd runs unprivileged and can only accept the current
 // user: User, Home (from /etc/passwd, as sshd sees it) and the login shell
 // are the caller's own, and rc files in that home are read as usual. Options that need root (Shell, Busybox,
-// BootNamespace) skip the test with the message of RequireRoot.
+// BootNamespace, PIDNamespace, NoShell) skip the test with the message of
+// RequireRoot.
 //
 // # What is shared and what is not
 //
@@ -73,6 +74,11 @@
 // when they are all gone. Reboot does this, writes a new boot id and starts
 // the host again on the same port with the same keys: processes are gone,
 // files (including Dir and Home) survive, like a power cycle.
+//
+// Options.PIDNamespace gives a host the same kind of namespaces and PID 1,
+// but keeps the machine's real boot_id: two such hosts are two containers on
+// one kernel, sharing its boot_id, /etc/machine-id and the filesystem, each
+// with its own PID 1. Stop kills every process of the host, as above.
 //
 // # Stopping plain hosts
 //

@@ -191,6 +191,84 @@ func TestBootNamespace(t *testing.T) {
 	}
 }
 
+// TestPIDNamespace: two PIDNamespace hosts are two containers on this
+// kernel: the machine's boot_id and machine-id, one login user and one
+// filesystem, but each its own PID namespace and PID 1, and neither sees
+// the other's processes. Stop kills every process of the host, and Restart
+// brings up a new PID 1 (a later start time) with the same boot_id.
+func TestPIDNamespace(t *testing.T) {
+	RequireRoot(t)
+	t.Parallel()
+	realID := readBootID(t)
+	machineID, err := os.ReadFile("/etc/machine-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Start(t, Options{PIDNamespace: true})
+	b := Start(t, Options{PIDNamespace: true})
+	if a.BootID != "" {
+		t.Errorf("BootID = %q; PIDNamespace has no fake boot id", a.BootID)
+	}
+	if a.User != b.User {
+		t.Fatalf("two hosts with the same Shell log in as %s and %s", a.User, b.User)
+	}
+	// Field 22 of /proc/1/stat is the start time of the namespace's PID 1.
+	const facts = `exec /bin/sh -c 'cat /proc/sys/kernel/random/boot_id /etc/machine-id; readlink /proc/self/ns/pid; head -c 11 /proc/1/cmdline | tr "\0" " "; echo; cut -d" " -f22 /proc/1/stat'`
+	type view struct{ boot, mach, ns, init1, start1 string }
+	look := func(h *Host) view {
+		t.Helper()
+		out, status := h.SSH(t, facts)
+		f := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if status != 0 || len(f) != 5 {
+			t.Fatalf("host facts on %s: status %d, output %q", h.Addr, status, out)
+		}
+		return view{f[0], f[1], f[2], f[3], f[4]}
+	}
+	va, vb := look(a), look(b)
+	for _, v := range []view{va, vb} {
+		if v.boot != realID || v.mach != strings.TrimSpace(string(machineID)) {
+			t.Errorf("boot_id %s, machine-id %s on a host; want the machine's %s, %s", v.boot, v.mach, realID, machineID)
+		}
+		if v.ns == self {
+			t.Errorf("a host runs in this process's PID namespace %s", self)
+		}
+		if !strings.HasPrefix(v.init1, "/bin/sh -c ") {
+			t.Errorf("PID 1 of a host is %q, want the harness's /bin/sh", v.init1)
+		}
+	}
+	if va.ns == vb.ns {
+		t.Errorf("both hosts run in PID namespace %s", va.ns)
+	}
+
+	if _, status := a.SSH(t, "nohup sleep 31341 >/dev/null 2>&1 &"); status != 0 {
+		t.Fatalf("starting a background process: status %d", status)
+	}
+	pid := waitForProcess(t, a, []string{"sleep", "31341"})
+	const find = `exec /bin/sh -c 'for f in /proc/[0-9]*/cmdline; do tr "\0" " " <$f; echo; done | grep -c "^sleep 31341 "; true'`
+	if out, _ := a.SSH(t, find); strings.TrimSpace(out) != "1" {
+		t.Errorf("host a sees its own sleep %q times, want 1", strings.TrimSpace(out))
+	}
+	if out, _ := b.SSH(t, find); strings.TrimSpace(out) != "0" {
+		t.Errorf("host b sees host a's sleep %q times, want 0", strings.TrimSpace(out))
+	}
+
+	a.Restart()
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && bytes.Contains(cmdline, []byte("31341")) {
+		t.Errorf("background process %d survived Stop", pid)
+	}
+	again := look(a)
+	if again.boot != realID {
+		t.Errorf("boot_id after Restart: %s, want the machine's %s", again.boot, realID)
+	}
+	if again.start1 == va.start1 {
+		t.Errorf("PID 1 after Restart started at %s, as the one before", again.start1)
+	}
+}
+
 func TestBusyboxInBootNamespace(t *testing.T) {
 	RequireRoot(t)
 	t.Parallel()
@@ -261,7 +339,7 @@ func TestRequireRootMessage(t *testing.T) {
 
 func TestRootOnlyOptions(t *testing.T) {
 	t.Parallel()
-	rootOnlyOpts := []Options{{Shell: "zsh"}, {Busybox: true}, {BootNamespace: true}}
+	rootOnlyOpts := []Options{{Shell: "zsh"}, {Busybox: true}, {BootNamespace: true}, {PIDNamespace: true}}
 	if rootOnly(Options{}) {
 		t.Errorf("the default options should not need root")
 	}

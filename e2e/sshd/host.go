@@ -25,6 +25,16 @@ type Options struct {
 	// namespaces with a fake /proc/sys/kernel/random/boot_id, so that
 	// Reboot can restart it with every process gone and a new boot id.
 	BootNamespace bool
+	// PIDNamespace (root only) runs the host in its own mount and PID
+	// namespaces with a fresh /proc but the machine's real boot_id: like a
+	// container on this kernel, it shares the boot_id, /etc/machine-id, the
+	// users and the filesystem with every other host, and has a PID 1 of its
+	// own. Two such hosts are two containers sharing one kernel and a store
+	// volume. As with BootNamespace, Stop kills every process of the host.
+	// Mounts made outside after Start do not show in the host (its mount
+	// namespace is a private copy); files do. Cannot be combined with
+	// BootNamespace, which fakes the boot_id.
+	PIDNamespace bool
 	// NoShell (root only) makes /bin/sh unusable on this host: the file it
 	// points to is replaced by an empty, non-executable one (a bind mount in
 	// the host's own mount namespace). The login shell must not be /bin/sh.
@@ -64,6 +74,9 @@ func Start(t testing.TB, opts Options) *Host {
 	t.Helper()
 	if opts.Shell != "" && !validShell(opts.Shell) {
 		t.Fatalf("sshd.Options.Shell %q: want \"\" or one of %s", opts.Shell, strings.Join(loginShells, ", "))
+	}
+	if opts.PIDNamespace && opts.BootNamespace {
+		t.Fatalf("sshd.Options: PIDNamespace keeps the machine's boot_id and BootNamespace fakes one; choose one")
 	}
 	if rootOnly(opts) {
 		RequireRoot(t)
@@ -111,20 +124,24 @@ func Start(t testing.TB, opts Options) *Host {
 
 // rootOnly reports whether opts need root.
 func rootOnly(opts Options) bool {
-	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell
+	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace
 }
+
+// ownPIDs reports whether the host runs in a PID namespace of its own,
+// whose PID 1 takes every process of the host with it when killed.
+func ownPIDs(opts Options) bool { return opts.BootNamespace || opts.PIDNamespace }
 
 // Target is "user@127.0.0.1:PORT".
 func (h *Host) Target() string { return h.User + "@" + h.Addr }
 
-// Stop stops the host's sshd. With BootNamespace it kills every process of
-// the host and returns when they are gone; otherwise logins already open
-// go on. Stopping a stopped host does nothing.
+// Stop stops the host's sshd. With BootNamespace or PIDNamespace it kills
+// every process of the host and returns when they are gone; otherwise logins
+// already open go on. Stopping a stopped host does nothing.
 func (h *Host) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.running != nil {
-		h.running.stop(h.opts.BootNamespace)
+		h.running.stop(ownPIDs(h.opts))
 		h.running = nil
 	}
 }

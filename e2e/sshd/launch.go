@@ -17,7 +17,7 @@ import (
 // tools are the absolute paths of the programs a host needs.
 type tools struct {
 	sshd, keygen string
-	mount        string // with Busybox, BootNamespace or NoShell
+	mount        string // with Busybox, BootNamespace, PIDNamespace or NoShell
 	busybox      string // with Busybox: busybox itself
 	shTarget     string // with Busybox or NoShell: the file /bin/sh resolves to
 }
@@ -31,7 +31,7 @@ func findTools(opts Options) (tools, error) {
 	if tl.keygen, err = findProgram("ssh-keygen", "/usr/bin/ssh-keygen"); err != nil {
 		return tl, errors.New("ssh-keygen not found: run `make test`, which installs openssh-client")
 	}
-	if opts.Busybox || opts.BootNamespace || opts.NoShell {
+	if opts.Busybox || ownPIDs(opts) || opts.NoShell {
 		if tl.mount, err = findProgram("mount", "/usr/bin/mount", "/bin/mount"); err != nil {
 			return tl, errors.New("mount not found: run `make test`, which installs util-linux")
 		}
@@ -104,7 +104,7 @@ func (h *Host) sshdConfig() string {
 // PID 1 of the PID namespace, waiting for sshd and reaping orphans.
 func (h *Host) command() *exec.Cmd {
 	sshd := []string{h.tools.sshd, "-D", "-e", "-f", h.config}
-	if !h.opts.Busybox && !h.opts.BootNamespace && !h.opts.NoShell {
+	if !h.opts.Busybox && !ownPIDs(h.opts) && !h.opts.NoShell {
 		return exec.Command(sshd[0], sshd[1:]...)
 	}
 	mount := quote(h.tools.mount)
@@ -112,9 +112,13 @@ func (h *Host) command() *exec.Cmd {
 	s.WriteString("set -e\n")
 	fmt.Fprintf(&s, "%s --make-rprivate /\n", mount)
 	flags := uintptr(syscall.CLONE_NEWNS)
-	if h.opts.BootNamespace {
+	if ownPIDs(h.opts) {
+		// What unshare -m -p --fork --mount-proc does: /bin/sh is PID 1
+		// of the new namespace, with a /proc of its own.
 		flags |= syscall.CLONE_NEWPID
 		fmt.Fprintf(&s, "%s -t proc proc /proc\n", mount)
+	}
+	if h.opts.BootNamespace {
 		fmt.Fprintf(&s, "%s --bind %s /proc/sys/kernel/random/boot_id\n", mount, quote(h.bootFile))
 	}
 	if h.opts.Busybox {
@@ -128,7 +132,7 @@ func (h *Host) command() *exec.Cmd {
 	for i, a := range sshd {
 		quoted[i] = quote(a)
 	}
-	if h.opts.BootNamespace {
+	if ownPIDs(h.opts) {
 		fmt.Fprintf(&s, "%s &\nwait $!\n", strings.Join(quoted, " "))
 	} else {
 		fmt.Fprintf(&s, "exec %s\n", strings.Join(quoted, " "))
