@@ -36,12 +36,14 @@ h_sample() {
 		.owner-* | "$h_lockname".new-*) ;;
 		*[!0-9a-f-]*) h_odd=$h_e h_oddwhy=foreign ;;
 		*)
-			if [ -L "$h_e" ] || [ ! -d "$h_e" ]; then
+			# An entry that vanished since the glob (a release or a
+			# steal clearing its lock) is no evidence of anything.
+			if [ -L "$h_e" ]; then
 				h_odd=$h_e h_oddwhy=foreign
-			elif [ -f "$h_e/rec" ]; then
-				h_tok=$h_n
-			else
-				h_dead=1
+			elif [ -d "$h_e" ]; then
+				if [ -f "$h_e/rec" ]; then h_tok=$h_n; else h_dead=1; fi
+			elif [ -e "$h_e" ]; then
+				h_odd=$h_e h_oddwhy=foreign
 			fi
 			;;
 		esac
@@ -52,6 +54,11 @@ h_sample() {
 	elif [ -n "$h_tok" ]; then
 		h_kind=held h_rp=$h_lock/$h_tok/rec
 		{ IFS= read -r h_line <"$h_rp"; } 2>/dev/null
+		# A record moved out since the glob: the lock is dead now.
+		if [ -z "$h_line" ] && [ ! -f "$h_rp" ]; then
+			h_kind=dead h_tok= h_rp=
+			return
+		fi
 		h_parse
 		# A record must name the token whose path it is in.
 		if [ "$h_r_tok" != "$h_tok" ]; then h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init=; fi
@@ -62,6 +69,8 @@ h_sample() {
 		h_tok=$h_r_tok
 	elif [ -n "$h_dead" ]; then
 		h_kind=dead
+	elif [ ! -d "$h_lock" ]; then
+		h_kind=free
 	else
 		h_kind=ownerless h_rp=$h_lock
 	fi
