@@ -1,5 +1,8 @@
 // Package lock is hoist's store lock: a directory, <root>/runtimes/.store-lock,
-// created with mkdir on the host and carrying an owner record with a token.
+// that holds <token>/rec, its holder's record. The lock is the token's exactly
+// while that record is there; it appears with its record in one rename, and
+// every release, steal and break starts by moving the record of the one token
+// it judged, so no step that stalls can act on another holder's lock.
 //
 // Start with [New], then:
 //
@@ -16,7 +19,11 @@
 //
 // All decisions are made on the host, in one command, by the host's clock: a
 // lock untouched for [Lock.Stale] (20 minutes) or recorded on a previous boot
+// (proven: another boot_id of the same machine, or a replaced PID namespace)
 // may be stolen, and any number of concurrent stealers yields one winner.
+// Before it reads or changes anything, every command checks that the store's
+// directories are real directories of the login or root, not writable by
+// others.
 // Waiting happens on the host, polling every 100 ms, so a waiter sees a release
 // within a poll. Nothing that was not read cleanly counts as evidence that a
 // lock is free or stealable: an unreadable record, a failed stat or a reply
@@ -30,5 +37,6 @@
 // matching transport.ErrUnknownOutcome: the host may have acted, and the lock
 // is left to the host-side release and the stale rules, never cleaned up on a
 // guess. [ErrNoStore], [ErrNotHeld], [ErrNotStealable], [ErrNotOwner],
-// [ErrAbandoned] and [ErrLockPath] name the other outcomes.
+// [ErrAbandoned], [ErrLockPath] and [ErrUnsafePath] name the other outcomes;
+// any other error the host reports is a [*HostError].
 package lock

@@ -43,7 +43,7 @@ type RunResult struct {
 	// Stolen describes the lock the run took over, when it stole one.
 	Stolen *State
 	// ReleaseErr is set when the command ended but the host did not report
-	// releasing the lock (a busy guard, a host shell cut short): the lock
+	// releasing the lock (a record it could not move, a host shell cut short): the lock
 	// may stay held until the stale rule frees it.
 	ReleaseErr error
 	released   bool

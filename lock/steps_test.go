@@ -200,13 +200,41 @@ var stepTests = []struct {
 		e.checkHeldBy(b.Token)
 	}},
 	// A creator stopped just before its rename: its rename then meets a
-	// held lock and never replaces it.
+	// held lock and never replaces it; mv moves its directory into the
+	// lock, where it stays, holding nothing, until the lock is cleared.
 	{"create.publish", func(e *stepEnv) {
 		a := e.lock("create.publish")
 		goOn := e.stopped(a, "create.publish", func() error { _, err := a.Acquire(e.ctx(), 0, lock.Events{}); return err })
-		b := e.acquire(e.lock())
+		bl := e.lock()
+		b := e.acquire(bl)
 		wantBusyErr(e.t, goOn())
-		e.checkHeldBy(b.Token)
+		if got := e.holder(); got != b.Token {
+			e.t.Fatalf("the lock is held by %q, want %q", got, b.Token)
+		}
+		if err := bl.Release(e.ctx(), b.Token); err != nil {
+			e.t.Fatal(err)
+		}
+		if d := e.debris(); len(d) > 0 || e.holder() != "" {
+			e.t.Fatalf("after the release: holder %q, left in the store: %v", e.holder(), d)
+		}
+	}},
+	// A creator stopped after its rename and before its look, long enough
+	// for its new lock to be taken as stale: its token is spent, and the
+	// acquire ends instead of publishing a second lock of that token, which
+	// a steal judged on the first could take from a live holder.
+	{"create.renamed", func(e *stepEnv) {
+		a := e.lock("create.renamed")
+		goOn := e.stopped(a, "create.renamed", func() error { _, err := a.Acquire(e.ctx(), time.Minute, lock.Events{}); return err })
+		e.age()
+		bl := e.lock()
+		b := e.acquire(bl)
+		// Released before the creator looks: a creator that published
+		// again would now hold a second lock of its spent token.
+		if err := bl.Release(e.ctx(), b.Token); err != nil {
+			e.t.Fatal(err)
+		}
+		wantBusyErr(e.t, goOn())
+		e.checkHeldBy("")
 	}},
 	// A stealer stopped after judging a stale lock: another client steals
 	// it and holds a fresh lock; the first one's move then fails.

@@ -2,16 +2,22 @@
 // It does no I/O: every function returns text, and every value it places in
 // that text is quoted with [shellescape.Quote].
 //
-// A host command is a [Prelude] followed by one operation's fragment
-// ([Status], [Acquire], [Run], [Release], [Break]). The prelude names this
-// exec's marker and either the cached [Facts] of the host or the probe that
-// finds them. Every protocol line a fragment prints is a [Verdict]: the
+// A host command is one operation ([Op], listed in [Ops]) rendered with its
+// [Params] by [Render]: the shell functions the operation calls, found by
+// following calls from h_op_<name> through sh/*.sh, so that a command carries
+// nothing else. [Fragment.Script] puts the [Prelude] before them (this exec's
+// marker and the cached [Facts] of the host), the facts probe when there is
+// no cache, and the LOADED line that tells the client the host has read the
+// whole fragment. Every protocol line a fragment prints is a [Verdict]: the
 // marker, a verb and its fields on a line of their own, so that the output of
 // a command run under the lock, or a login script's noise, is never mistaken
-// for one. [ParseVerdict] accepts only the verbs it knows.
+// for one. [ParseVerdict] accepts only the verbs it knows, and [Op.Allows]
+// only those of its operation; a test reads the shell files to keep the
+// table of [Ops] exactly what the code can say.
 //
 // The shell functions live in sh/*.sh, one file per step of the lock
-// protocol; docs/protocol.md describes the same steps in the same order.
+// protocol; docs/protocol.md describes the same steps in the same order, and
+// the stale and previous-boot rules are in sh/rules.sh only.
 //
 // [shellescape.Quote]: https://pkg.go.dev/al.essio.dev/pkg/shellescape#Quote
 package shellcmd

@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,11 +71,16 @@ const fnMkOther = `mkdir "$h_lock" "$h_lock/` + fnOther + `" && printf 'x\n' >"$
 // whatever appeared at the lock path.
 func TestShCreate(t *testing.T) {
 	other := append(fnHeldLeft(fnOther)[:2:2], LockName+"/"+fnOther+"/rec")
+	landed := []string{LockName + "/", LockName + "/" + LockName + ".new-" + fnMe + "/",
+		LockName + "/" + LockName + ".new-" + fnMe + "/" + fnMe + "/", LockName + "/" + LockName + ".new-" + fnMe + "/" + fnMe + "/rec"}
 	fnRunLockCases(t, []string{"h_create"}, []fnLockCase{
 		{name: "free", call: "h_create", rc: 0, left: fnHeldLeft(fnMe), vals: map[string]string{"h_lasterr": ""}},
 		{name: "held already", lock: fnHeld(fnOther), call: "h_create", rc: 1, left: fnHeldLeft(fnOther)},
-		{name: "a held lock appears before the rename", defs: fnAppear(fnMkOther), call: "h_create", rc: 1, left: other},
-		{name: "an empty lock appears before the rename", defs: fnAppear(`mkdir "$h_lock"`), call: "h_create", rc: 1, left: []string{LockName + "/"}},
+		// mv moves the prepared directory into a lock that appeared; it
+		// stays there, holding nothing, for the next clear.
+		{name: "a held lock appears before the rename", defs: fnAppear(fnMkOther), call: "h_create", rc: 1,
+			left: append(slices.Clone(landed), other[1:]...)},
+		{name: "an empty lock appears before the rename", defs: fnAppear(`mkdir "$h_lock"`), call: "h_create", rc: 1, left: landed},
 		{name: "a file appears before the rename", defs: fnAppear(`: >"$h_lock"`), call: "h_create", rc: 1, left: []string{LockName}},
 		{name: "a symlink to a directory appears before the rename", defs: fnAppear(`mkdir "$h_store/t" && ln -s t "$h_lock"`),
 			call: "h_create", rc: 1, left: []string{LockName + "@", "t/"}},
@@ -178,8 +184,11 @@ func TestShClear(t *testing.T) {
 			call: "h_clear", left: []string{LockName + "/", LockName + "/owner"}},
 		{name: "a creator's directory moved in", lock: func(t *testing.T, lock string) {
 			fnWrite(t, lock+"/"+LockName+".new-"+fnOther+"/"+fnOther+"/rec", "x\n")
-		}, call: "h_clear", left: []string{LockName + "/", LockName + "/" + LockName + ".new-" + fnOther + "/",
-			LockName + "/" + LockName + ".new-" + fnOther + "/" + fnOther + "/", LockName + "/" + LockName + ".new-" + fnOther + "/" + fnOther + "/rec"}},
+		}, call: "h_clear"},
+		{name: "held, a creator's directory moved in", lock: func(t *testing.T, lock string) {
+			fnHeld(fnMe)(t, lock)
+			fnWrite(t, lock+"/"+LockName+".new-"+fnOther+"/"+fnOther+"/rec", "x\n")
+		}, call: "h_clear", left: fnHeldLeft(fnMe)},
 		{name: "foreign", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/README", "") },
 			call: "h_clear", left: []string{LockName + "/", LockName + "/README"}},
 	})

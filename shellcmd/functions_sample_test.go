@@ -82,6 +82,9 @@ func TestShSample(t *testing.T) {
 			want{"held", fnOther, fnRec(fnOther, fnMach, fnBoot2+"`x`", fnNS, fnInit), "L/" + fnOther + "/rec", "", ""}, false},
 		{"held, empty record", held(""), want{"held", fnOther, "", "L/" + fnOther + "/rec", "", ""}, false},
 		{"dead", func(t *testing.T, lock string) { fnMkdir(t, lock+"/"+fnOther) }, want{kind: "dead"}, false},
+		{"dead: only a creator's directory moved in", func(t *testing.T, lock string) {
+			fnMkdir(t, lock+"/"+LockName+".new-"+fnThird+"/"+fnThird)
+		}, want{kind: "dead"}, false},
 		{"dead, an earlier temporary record too", func(t *testing.T, lock string) {
 			fnMkdir(t, lock+"/"+fnOther)
 			fnWrite(t, lock+"/.owner-"+fnThird, v1+"\n")

@@ -2,11 +2,14 @@
 # written into <lock>.new-<me>/<me>/rec, a directory of this command's own,
 # which is then renamed to the lock path, and only while that path is absent.
 # A rename onto a non-empty directory fails on every kernel, so a creation
-# that stalls between any two steps can never replace a held lock; if a lock
-# appeared just before the mv, mv moves the prepared directory into it, and
-# it is moved back out by its own name. Returns 0 when the lock is ours, 1
-# when it is not (h_lasterr says why when the store cannot be written), 2
-# when the record could not be written.
+# that stalls between any two steps can never replace a held lock. If a lock
+# appeared just before the mv, mv moves the prepared directory into it; it
+# stays there, counted as dead by h_sample, until the next h_clear removes
+# it (moving it out again could leave the lock empty, which reads as an
+# earlier version's ownerless lock). Returns 0 when the lock is ours, 1 when
+# it is not (h_lasterr says why when the store cannot be written), 2 when
+# the record could not be written, 3 when this token was published and
+# taken before it could look: the acquire must end.
 h_create() {
 	h_new=$h_lock.new-$h_me
 	if ! h_lasterr=$(mkdir "$h_new" 2>&1 && mkdir "$h_new/$h_me" 2>&1); then
@@ -23,13 +26,21 @@ h_create() {
 	if [ ! -e "$h_lock" ] && [ ! -L "$h_lock" ]; then
 		h_step create.publish
 		mv "$h_new" "$h_lock" 2>/dev/null
+		h_step create.renamed
 		if [ -f "$h_lock/$h_me/rec" ]; then
 			return 0
 		fi
-		h_in=$h_lock/${h_new##*/}
-		if [ -d "$h_in" ] && ! mv "$h_in" "$h_new" 2>/dev/null; then
-			rm -rf "$h_in"
+		# Renamed into place (not into a lock that appeared meanwhile,
+		# which the next clear removes) and already taken: this token is
+		# spent. A lock of the same token again would be open to a steal
+		# judged on the first.
+		if [ ! -d "$h_new" ] && [ ! -d "$h_lock/${h_new##*/}" ]; then
+			h_lasterr=
+			return 3
 		fi
+		# Landed through a symlink that appeared at the lock path: out of
+		# the store, where no clear looks; it is this command's own.
+		if [ -L "$h_lock" ]; then rm -rf "$h_lock/${h_lockname:?}.new-$h_me"; fi
 	fi
 	rm -rf "$h_new"
 	h_lasterr=

@@ -4,7 +4,8 @@
 #   held       a token directory with its record: h_tok, h_line
 #   legacy     an earlier version's lock with its "owner" record: h_line
 #   ownerless  an earlier version's lock without a record
-#   dead       token directories without a record: nobody holds it
+#   dead       token directories without a record, or creators' directories
+#              that landed inside: nobody holds it
 #   bad        a symlink or a file at the lock path, or an entry hoist does
 #              not make inside it: never touched. h_odd names the path,
 #              h_oddwhy says what it is (symlink, file, foreign)
@@ -33,7 +34,10 @@ h_sample() {
 		h_n=${h_e##*/}
 		case $h_n in
 		owner) h_old=1 ;;
-		.owner-* | "$h_lockname".new-*) ;;
+		.owner-*) ;;
+		# A creator's directory that landed inside (h_create): nobody
+		# holds it, and the next clear removes it.
+		"$h_lockname".new-*) h_dead=1 ;;
 		*[!0-9a-f-]*) h_odd=$h_e h_oddwhy=foreign ;;
 		*)
 			# An entry that vanished since the glob (a release or a
@@ -112,16 +116,19 @@ h_parse() {
 	[ "$h_r_init" != - ] || h_r_init=
 }
 
-# h_clear: removes a lock nobody holds: its token directories that have no
-# record, an earlier version's temporary records, then the directory. rmdir
-# removes only empty directories, so this can never remove a lock that holds
-# a record: if a creator published a new lock meanwhile, it stays.
+# h_clear: removes a lock nobody holds: an earlier version's temporary
+# records, creators' directories that landed inside (their records are not
+# the lock's: a lock's record is <lock>/<token>/rec), the token directories
+# that have no record, then the directory. rmdir removes only empty
+# directories, so this can never remove a lock that holds a record: if a
+# creator published a new lock meanwhile, it stays.
 h_clear() {
 	h_step clear.judged
 	set +f
 	for h_e in "$h_lock"/.owner-*; do
 		if [ -f "$h_e" ]; then rm -f "$h_e"; fi
 	done
+	rm -rf "$h_lock"/"$h_lockname".new-*
 	rmdir "$h_lock"/* "$h_lock" 2>/dev/null
 	set -f
 	return 0

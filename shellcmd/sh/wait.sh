@@ -52,6 +52,10 @@ h_acquire() {
 				h_say ERROR record "$(h_oneline "$h_lasterr")"
 				return 2
 				;;
+			3)
+				h_spent
+				return 1
+				;;
 			esac
 			# Neither created nor there, three polls running: the store
 			# is missing or cannot be written.
@@ -101,6 +105,16 @@ h_acquire() {
 	return 0
 }
 
+# h_spent: this acquire's token was published and taken before it could
+# look (it stalled past the stale period in between): it ends as if the
+# wait had, naming the lock as it is now. The client tries again with a new
+# token.
+h_spent() {
+	h_sample
+	h_stealable
+	h_say BUSY "${h_a:--}" "${h_line:--}"
+}
+
 # h_judge: the waiting loop's look at a held lock. A holder not seen before
 # is judged at once and reported once (HELD), any holder every h_every polls;
 # a stealable one is stolen. Returns 0 when the lock is ours now (STOLEN was
@@ -118,6 +132,10 @@ h_judge() {
 		2)
 			h_say ERROR record "$(h_oneline "$h_lasterr")"
 			return 2
+			;;
+		3)
+			h_spent
+			return 3
 			;;
 		esac
 		# Someone else took it, or it was released: the next poll looks

@@ -1,0 +1,92 @@
+// Package model is an explicit-state model checker of the store lock
+// protocol of docs/protocol.md, as the shell fragments in shellcmd/sh
+// implement it.
+//
+// # What is modelled
+//
+// The filesystem (FS) is the lock path L (<store>/.store-lock): absent, or a
+// directory holding token directories L/<t> with or without their record
+// L/<t>/rec, an earlier version's L/owner and L/.owner-<tok>, and prepared
+// directories L/L.new-<t> that plain mv moved into it. Beside L are the
+// prepared directories L.new-<t> (holding <t>/rec) and the records moved out
+// (L.stolen-<t>, L.released-<t>, L.broken-<t>). rename(2) is modelled
+// exactly: onto an absent path it succeeds, onto an empty directory it
+// replaces it, onto a non-empty one it fails; plain mv looks at its target
+// first, and moves into it if it is a directory then. rmdir fails on a
+// non-empty directory; mv of a file that does not exist fails.
+//
+// Each client runs a program of ops (Acquire, Break), one filesystem
+// operation per step, exactly as the fragments do them, with the names of
+// their h_step hooks where they have one:
+//
+//   - h_acquire and h_judge (wait.sh): sample (h_sample, sample.sh), then
+//     free: h_create; dead: h_clear, h_create; held, legacy, or ownerless
+//     twice running: judged by h_stealable (rules.sh), then h_steal;
+//   - h_steal and h_cas (steal.sh): steal.judged (mv L/T/rec L.stolen-me, or
+//     mv L/owner, or for an ownerless lock h_clear then [ ! -e L ]),
+//     steal.moved (rm -f the moved record), h_clear, h_create;
+//   - h_create (create.sh): create.mkdir, create.write, create.prepared
+//     ([ ! -e L ]), create.publish (mv looks at L), create.rename,
+//     create.check ([ -f L/me/rec ]), create.inside, create.undo,
+//     create.undo-rm, create.cleanup;
+//   - h_clear (sample.sh): clear.judged (rm -f L/.owner-*), clear.glob (the
+//     expansion of L/*), clear.rmdir-token (one per word), clear.rmdir-lock;
+//   - holding: fence (h_owned, store.sh) and fence.checked (the mutation
+//     h_fence allowed), then h_release (release.sh): release.cas (mv
+//     L/me/rec L.released-me), release.moved (h_clear), release.rm;
+//   - h_op_break (ops.sh): break.sample, break.judged (the CAS), break.rm,
+//     h_clear.
+//
+// Some operations are merged into one step where nothing else can tell:
+// h_sample and the stat of h_stealable (a record's age only grows, and an
+// earlier version's lock is judged by L's age, its record never coming
+// back), the two mkdirs of a prepared directory (no one else names it), rm
+// -rf of a directory that is not a lock, and rm -f L/.owner-* (no one
+// makes them any more).
+//
+// # Time, crashes, reboots
+//
+// Ages are flags (FS.Expired per token, FS.LockOld for L's mtime) that the
+// environment may set between any two steps, once the record exists: time
+// passing, or an owner or a stealer stalled past the stale bound. A change
+// to L's entries makes L young again. A judgement uses the flags at its
+// sample; its CAS may come any number of steps later. The environment may
+// also crash a client (it stops for ever, its files stay) and reboot the
+// host (Config.Reboots): every client stops, every record becomes a
+// previous boot's (stealable at once by the boot rule, except an earlier
+// version's), and the clients run their programs again with new tokens.
+//
+// # Invariants
+//
+// Explore checks, in every reachable state and step: TwoHolders (of the
+// clients that believe they hold the lock, at most one holds a token whose
+// lease has not run out; a forced break ends the lease of the token it
+// names), NonOwner (a record leaves L only by its owner's release or by a
+// steal or break of that very token, judged stealable or forced when
+// sampled; rmdir never takes a record with it), and DebrisBlocks (with
+// every client stopped, a fresh client alone acquires within a bounded
+// number of its steps, time passing; the states where it needs the
+// ownerless rule are reported by where the clients stopped).
+//
+// A judgement is of one lock, not of a name: when the lock a client judged
+// leaves L, its judgement is marked Gone, and a later CAS of a lock of the
+// same token (h_acquire publishes every h_create with its one token) is a
+// removal by a non-owner unless the break was forced.
+//
+// # Search
+//
+// Explore is breadth first over packed states (pack.go), so every
+// counterexample is a shortest run, printed one line per move (Trace).
+// Config.MaxStates bounds it. Two reductions keep the same runs in fewer
+// states: CrashMoves off takes a crash to be a client that is never
+// scheduled again (which every interleaving includes), and LazyTime lets
+// time pass only just before the sample that sees it.
+//
+// # Variants
+//
+// Variant turns the model into one of the bugs the checker has found or
+// must find (WholeDirSteal, CheckThenRelease, OwnerlessBirth, and
+// RetryAndUndo, h_create as first written: it published a second lock of
+// the same token after losing the first, and moved a directory that landed
+// inside L back out), so the tests can show that the checker finds each.
+package model

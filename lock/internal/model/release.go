@@ -1,0 +1,178 @@
+package model
+
+// The steps of holding (h_fence, store.sh), h_release (release.sh), h_clear
+// (sample.sh) and h_op_break (ops.sh).
+
+// hold runs the critical section: a fence (h_owned, then the mutation it
+// allows) or the release.
+func (m *Model) hold(s *State, c, choice int, d *desc) {
+	cl := &s.C[c]
+	me := s.me(c)
+	switch {
+	case cl.Pos == PHold && choice == 0:
+		ok := s.Lock && s.Rec.has(me)
+		d.op("fence", ok, "h_owned: [ -f L/$/rec ]", me, noTok)
+		cl.Pos = PReleaseCAS // LOST: the op ends with its release
+		if ok {
+			cl.Pos = PFenceChecked
+		}
+	case cl.Pos == PFenceChecked:
+		d.op("fence.checked", true, "the store mutation h_fence allowed", me, noTok)
+		cl.Pos = PHold
+	case cl.Pos == PHold || cl.Pos == PReleaseCAS:
+		if m.Variant == CheckThenRelease {
+			ok := s.Lock && s.Rec.has(me)
+			d.op("release.cas", ok, "[ -f L/$/rec ]", me, noTok)
+			cl.Pos = PReleaseWhole
+			if !ok {
+				m.opDone(s, c)
+			}
+			return
+		}
+		ok := s.moveRec(me, me)
+		d.op("release.cas", ok, "mv L/$/rec L.released-$", me, noTok)
+		if !ok {
+			m.opDone(s, c) // LOST or NOTHELD: nothing is touched
+			return
+		}
+		enterClear(cl, RetRelease)
+	case cl.Pos == PReleaseWhole:
+		ok := s.moveWhole(me)
+		d.op("release.moved", ok, "mv L L.released-$", me, noTok)
+		cl.Pos = PReleaseRemove
+	case cl.Pos == PReleaseRemove:
+		ok := s.Moved.has(me)
+		s.Moved &^= bit(me)
+		d.op("release.rm", ok, "rm -rf L.released-$", me, noTok)
+		m.opDone(s, c)
+	}
+}
+
+func enterClear(cl *Client, r Ret) { cl.Pos, cl.Ret = PClearJudged, r }
+
+// clear runs h_clear: rm -f L/.owner-*, then rmdir L/* L, which expands L/*
+// once and removes the words one by one, L last.
+func (m *Model) clear(s *State, c int, d *desc) {
+	cl := &s.C[c]
+	me := s.me(c)
+	switch cl.Pos {
+	case PClearJudged:
+		ok := s.removeOwnerTmp()
+		if d != nil {
+			d.op(cl.where(), ok, "rm -f L/.owner-*", me, noTok)
+		}
+		cl.Pos = PClearGlob
+		if m.fixed() {
+			cl.Pos = PClearLanded
+		}
+	case PClearLanded:
+		ok := s.removeAllLanded()
+		if d != nil {
+			d.op(cl.where(), ok, "rm -rf L/L.new-*", me, noTok)
+		}
+		cl.Pos = PClearGlob
+	case PClearGlob:
+		cl.Glob = 0
+		if s.Lock {
+			cl.Glob = s.Dir
+		}
+		if d != nil {
+			d.say(cl.where(), "rmdir expands L/* to %s", setString(cl.Glob, "L/"))
+		}
+		cl.Pos = PClearRmLock
+		if cl.Glob != 0 {
+			cl.Pos = PClearRmTok
+		}
+	case PClearRmTok:
+		t := cl.Glob.lowest()
+		ok := s.rmdirTok(t)
+		if d != nil {
+			d.op(cl.where(), ok, "rmdir L/@", me, t)
+		}
+		cl.Glob &^= bit(t)
+		if cl.Glob == 0 {
+			cl.Pos = PClearRmLock
+		}
+	case PClearRmLock:
+		ok := s.rmdirLock()
+		if d != nil {
+			d.op(cl.where(), ok, "rmdir L", me, noTok)
+		}
+		switch cl.Ret {
+		case RetCreate:
+			cl.Pos = PCreateMkdir
+		case RetStealAbsent:
+			cl.Pos = PStealAbsent
+		case RetBreakAbsent:
+			cl.Pos = PBreakAbsent
+		case RetRelease:
+			cl.Pos = PReleaseRemove
+		default:
+			m.opDone(s, c)
+		}
+	}
+}
+
+// breakLock runs h_op_break: sample, judge by the rules (choice 0) or by
+// the token given with --force (choice 1: the operator names the token the
+// sample saw, "-" for an ownerless lock), then the steal's compare-and-swap,
+// rm -f of the moved record, and h_clear.
+func (m *Model) breakLock(s *State, c, choice int, d *desc) {
+	cl := &s.C[c]
+	me := s.me(c)
+	switch cl.Pos {
+	case PBreakSample:
+		k, t := m.sample(&s.FS)
+		why := s.rule(k, t)
+		if choice == 1 && k != Free && k != Dead {
+			why = Forced
+		}
+		if d != nil {
+			d.say("break.sample", "L is %s%s", m.lockString(&s.FS), whyNote(why))
+		}
+		switch {
+		case k == Free || k == Dead || why == None:
+			m.opDone(s, c) // FREE or NOTSTALE
+		case k == Ownerless:
+			cl.Kind, cl.Judged, cl.Why = k, t, why
+			enterClear(cl, RetBreakAbsent)
+		default:
+			cl.Kind, cl.Judged, cl.Why = k, t, why
+			cl.Pos = PBreakCAS
+		}
+	case PBreakCAS:
+		var ok bool
+		if cl.Kind == Held {
+			ok = s.moveRec(cl.Judged, me)
+			d.op("break.judged", ok, "mv L/@/rec L.broken-$", me, cl.Judged)
+			if ok && cl.Why == Forced {
+				s.Expired |= bit(cl.Judged) // the operator ended its lease
+			}
+		} else {
+			ok = s.moveOwner(me)
+			d.op("break.judged", ok, "mv L/owner L.broken-$", me, noTok)
+		}
+		cl.Pos = PBreakRemove
+		if !ok {
+			m.opDone(s, c) // ERROR changed
+		}
+	case PBreakAbsent:
+		d.op("break.absent", !s.Lock, "[ ! -e L ]", me, noTok)
+		cl.Pos = PBreakRemove
+		if s.Lock {
+			m.opDone(s, c)
+		}
+	case PBreakRemove:
+		ok := s.Moved.has(me)
+		s.Moved &^= bit(me)
+		d.op("break.rm", ok, "rm -f L.broken-$", me, noTok)
+		enterClear(cl, RetDone)
+	}
+}
+
+// opDone ends client c's op: the next op of its program starts, or it is done.
+func (m *Model) opDone(s *State, c int) {
+	cl := &s.C[c]
+	*cl = Client{Pc: cl.Pc + 1, Judged: noTok}
+	cl.Pos = m.firstPos(c, int(cl.Pc))
+}
