@@ -290,6 +290,15 @@ func explain(err error) string {
 }
 
 func commandLine(args []string) string {
+	// The record is readable by whoever can read the store: a command run
+	// under the lock is named by its program only, since its arguments may
+	// carry secrets.
+	for i, a := range args {
+		if a == "--" && i+2 < len(args) {
+			args = append(args[:i+2:i+2], "…")
+			break
+		}
+	}
 	s := "hoist " + strings.Join(args, " ")
 	if len(s) > 200 {
 		s = s[:200] + "…"
