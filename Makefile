@@ -35,13 +35,19 @@ demo: build
 	bin/hoist --root "$$root" lock status
 
 # Installs the test dependencies when any is missing (apt-get, as root or
-# through sudo) and the Go modules.
+# through sudo) and the Go modules. A machine without a machine id (a
+# minimal container image) gets one, as systemd gives one at first boot: the
+# previous-boot rule needs it, and its tests reboot hosts of this machine.
 deps:
 	@missing=; for c in $(TEST_CMDS); do command -v $$c >/dev/null 2>&1 || [ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing test dependencies (missing:$$missing)"; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEST_DEBS) >/dev/null; \
+	fi
+	@if [ ! -s /etc/machine-id ] && [ ! -s /var/lib/dbus/machine-id ]; then \
+		echo "giving this machine a machine id (/etc/machine-id)"; \
+		tr -d '-' </proc/sys/kernel/random/uuid | $(SUDO) tee /etc/machine-id >/dev/null; \
 	fi
 	$(GO) mod download
 
