@@ -78,6 +78,7 @@ var pathProblems = map[string]string{
 	"writable":     "is writable by others, so anyone on the host could change what hoist installs: chmod o-w it",
 	"unreadable":   "cannot be read by the login: fix its permissions",
 	"unsearchable": "cannot be searched by the login, so hoist cannot tell what is in it: fix its permissions",
+	"nosticky":     "is writable by its group but has no sticky bit, so one member could swap another's scratch directory: chmod +t it",
 }
 
 // lockCodes are the lock's error codes and their sentences.
@@ -110,6 +111,9 @@ var lockCodes = map[string]func(detail string) string{
 	},
 	"release": func(d string) string {
 		return "the lock is ours but its record could not be moved out (" + d + "); check permissions on the store"
+	},
+	"permission": func(d string) string {
+		return "the lock could not be taken although a rule allows it: " + d + "; the login may not write the lock's directory (in a store a team shares, its directories need group write)"
 	},
 	"changed": func(string) string {
 		return "the lock changed while it was being broken, and was left alone; run hoist lock status"

@@ -58,9 +58,16 @@ func TestShPaths(t *testing.T) {
 		{name: "whole store", make: func(t *testing.T, root string) string { fnStoreDirs(t, root); return "" }},
 		{name: "group-writable", make: func(t *testing.T, root string) string {
 			fnStoreDirs(t, root)
-			fnMkdirMode(t, root+"/"+StoreDir, 0o2775)
-			fnMkdirMode(t, root+"/"+RunsDir, 0o770)
+			fnMkdirMode(t, root+"/"+StoreDir, os.ModeSetgid|0o775)
+			fnMkdirMode(t, root+"/"+RunsDir, os.ModeSticky|os.ModeSetgid|0o770)
 			return ""
+		}},
+		// A team's runs/ without the sticky bit would let one member swap
+		// another's scratch directory for a symlink.
+		{name: "group-writable runs without the sticky bit", why: "nosticky", make: func(t *testing.T, root string) string {
+			fnStoreDirs(t, root)
+			fnMkdirMode(t, root+"/"+RunsDir, 0o770)
+			return root + "/" + RunsDir
 		}},
 		{name: "store writable by others", why: "writable", make: func(t *testing.T, root string) string {
 			fnStoreDirs(t, root)
@@ -68,7 +75,7 @@ func TestShPaths(t *testing.T) {
 			return root + "/" + StoreDir
 		}},
 		{name: "sticky root writable by all", why: "writable", make: func(t *testing.T, root string) string {
-			fnMkdirMode(t, root, 0o1777)
+			fnMkdirMode(t, root, os.ModeSticky|0o777)
 			return root
 		}},
 		{name: ".pins writable by others", why: "writable", make: func(t *testing.T, root string) string {

@@ -33,7 +33,7 @@ var (
 	releasing = []Verb{Released, Lost, NotHeld}
 	// Every operation starts with the path checks (h_setup).
 	setupCodes = []string{"nohome", "path"}
-	takeCodes  = []string{"nohome", "path", "mkdir", "lockpath", "record"}
+	takeCodes  = []string{"nohome", "path", "mkdir", "lockpath", "record", "permission"}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -54,7 +54,7 @@ var (
 		Ends: []Verb{Exit, Busy, Abandoned, Error}, Codes: join(takeCodes, []string{"release"})}
 	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{Error}), Codes: join(setupCodes, []string{"release"})}
 	OpBreak   = &Op{Name: "break", Ends: []Verb{Broken, NotStale, NotOwner, Free, NoStore, Error},
-		Codes: join(setupCodes, []string{"lockpath", "changed"})}
+		Codes: join(setupCodes, []string{"lockpath", "changed", "permission"})}
 
 	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{Activated, NotFound}, releasing),
 		Ends:  []Verb{Present, Stage, Busy, Abandoned, Error},

@@ -70,6 +70,7 @@ type Params struct {
 	Argv []string
 
 	// Store operations.
+	Stage    string // the token of a push's stage, .stage-<Stage>
 	ID       string // runtime id
 	Name     string // runtime name, recorded at promotion
 	Digest   string // the runtime's full digest, recorded at promotion
@@ -125,6 +126,7 @@ func Render(op *Op, p Params) Fragment {
 	assign(&b, "h_rec", p.Record)
 	fmt.Fprintf(&b, "h_wait=%d\nh_stale=%d\n", seconds(p.Wait), seconds(orDefault(p.Stale, DefaultStale)))
 	b.WriteString("h_try=" + flag(p.Try) + "\nh_force=" + flag(p.Force) + "\n")
+	assign(&b, "h_stok", orDash(p.Stage))
 	assign(&b, "h_id", p.ID)
 	assign(&b, "h_name", p.Name)
 	assign(&b, "h_digest", p.Digest)

@@ -10,6 +10,8 @@ import (
 	"path"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -70,7 +72,10 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	if !ok {
 		return nil, errors.New("this transport cannot upload files")
 	}
+	// Every host command that may take the lock gets a token of its own (a
+	// token names one lock only); the stage has one too.
 	p := s.l.Params()
+	p.Stage = uuid.NewString()
 	p.ID, p.Name, p.Digest, p.Size, p.Entries = a.ID(), a.Name, a.Digest, a.Size, len(a.Entries)
 	p.Activate, p.Wait = opts.Activate, opts.Wait
 	res := &PushResult{ID: a.ID()}
@@ -104,7 +109,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case <-upCtx.Done():
 		}
 	}()
-	sum, err := s.upload(upCtx, up, a, p.Token, res, opts.Progress)
+	sum, err := s.upload(upCtx, up, a, p.Stage, res, opts.Progress)
 	if err != nil {
 		select {
 		case <-stopped:
@@ -117,7 +122,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		}
 		return res, err
 	}
-	p.Sum = sum
+	p.Sum, p.Token = sum, s.l.Params().Token
 	r, err = s.l.Under(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
 	res.Execs++
 	if err != nil {

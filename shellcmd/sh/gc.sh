@@ -202,23 +202,16 @@ h_gc_delete() {
 # h_gc_sweep: removes leftovers nothing has written to for the stale period
 # (a finished run's kept output: for a day), by the full paths h_gc_collect
 # found. A command waiting for the lock touches its scratch directory every
-# minute, and a promotion waiting for the lock, which writes nothing to its
-# stage, keeps its scratch directory (same token) fresh.
+# minute, and a promotion waiting for the lock its stage too.
 h_gc_sweep() {
 	h_ifs=$IFS
 	IFS='
 '
 	for h_d in $h_stages; do
 		h_n=${h_d##*/}
-		h_stok=${h_n#.stage-}
 		case $h_n in .trash-"$h_me"-*) continue ;; esac
 		h_min=$(((h_stale + 59) / 60))
-		if [ "${h_d%/*}" = "$h_runs" ]; then
-			if [ -f "$h_d/status" ]; then h_min=1440; fi
-		elif [ "$h_stok" != "$h_n" ] && [ -d "$h_runs/$h_stok" ] && ! h_idle "$h_runs/$h_stok" "$h_min"; then
-			h_say KEEP "$h_n" waiting
-			continue
-		fi
+		if [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/status" ]; then h_min=1440; fi
 		h_n=${h_d#"$h_root"/}
 		if h_idle "$h_d" "$h_min"; then
 			if [ -n "$h_dry" ]; then

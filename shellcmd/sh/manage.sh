@@ -62,7 +62,7 @@ h_op_pin() {
 		if [ -n "$h_unpin" ]; then
 			rm -f "$h_store/.pins/$h_id" && h_say UNPINNED "$h_id"
 		else
-			mkdir -p "$h_store/.pins" && true >"$h_store/.pins/$h_id" && h_say PINNED "$h_id"
+			h_mkshared "$h_store/.pins" && true >"$h_store/.pins/$h_id" && h_say PINNED "$h_id"
 		fi
 	fi
 	h_release_say

@@ -100,7 +100,8 @@ h_op_break() {
 	esac
 	h_stealable
 	if [ -n "$h_force" ]; then
-		if [ "${h_tok:--}" != "$h_me" ]; then
+		# "-" names a lock whose record is missing or unreadable.
+		if [ "${h_r_tok:--}" != "$h_me" ] && { [ -z "$h_tok" ] || [ "$h_tok" != "$h_me" ]; }; then
 			h_say NOTOWNER "${h_a:--}" "${h_line:--}"
 			return
 		fi
@@ -111,10 +112,17 @@ h_op_break() {
 	fi
 	h_step break.judged
 	h_moved=$h_lock.broken-$h_me
-	if ! h_cas "$h_moved"; then
+	h_cas "$h_moved"
+	case $? in
+	1)
 		h_say ERROR changed
 		return
-	fi
+		;;
+	2)
+		h_say ERROR permission "$(h_oneline "$h_lasterr")"
+		return
+		;;
+	esac
 	rm -f "$h_moved"
 	h_clear
 	h_say BROKEN "$h_why" "${h_a:--}" "${h_line:--}"

@@ -31,7 +31,7 @@ h_op_pushcheck() {
 	fi
 	# The archive and the tree unpacked from it, side by side.
 	h_room "$h_store" $((2 * h_size + h_entries * 4608)) || return
-	h_stage=$h_store/.stage-$h_me
+	h_stage=$h_store/.stage-$h_stok
 	if h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
 		h_say STAGE "$h_id"
 	else
@@ -80,7 +80,7 @@ h_room() {
 # the lock itself, and the stage is removed in every outcome but an unknown
 # one.
 h_op_promote() {
-	h_stage=$h_store/.stage-$h_me
+	h_stage=$h_store/.stage-$h_stok
 	if [ ! -f "$h_stage/artifact.tar" ] || [ -L "$h_stage/artifact.tar" ]; then
 		h_say ERROR stage "the upload is missing from the stage"
 		h_rmtree "$h_stage"
@@ -154,7 +154,7 @@ h_promote() {
 		return 0
 	fi
 	h_collides && return 1
-	if ! h_e=$(mkdir -p "$h_store/.meta" 2>&1) ||
+	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
 		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\n' "$h_name" "$h_size" "$(date +%s)" "$h_digest" >"$h_store/.meta/.$h_id-$h_me" ||
 		! mv -f "$h_store/.meta/.$h_id-$h_me" "$h_store/.meta/$h_id"; then
 		rm -f "$h_store/.meta/.$h_id-$h_me"
@@ -174,6 +174,6 @@ h_promote() {
 # h_op_dropstage: removes this push's stage after a failed upload. A stage
 # whose upload ended in an unknown outcome is left for gc instead.
 h_op_dropstage() {
-	h_rmtree "$h_store/.stage-$h_me"
+	h_rmtree "$h_store/.stage-$h_stok"
 	h_say DROPPED
 }

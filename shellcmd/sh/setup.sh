@@ -13,7 +13,7 @@ h_setup() {
 		h_root=$h_rootp
 	fi
 	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
-	h_runs=$h_root/$h_runsdir h_scr=
+	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw=
 	h_every=1
 	if [ "$h_nap" != 1 ]; then h_every=10; fi
 	h_acktries=$((30 * h_every))
@@ -69,7 +69,20 @@ h_pathok() {
 		return 1
 	fi
 	case $3 in *[2367]) h_why=writable && return 1 ;; esac
-	if [ ! -r "$1" ] || [ ! -x "$1" ]; then
+	case $3 in
+	*[2367]?)
+		# A team's store: its group may write. runs/ then needs the
+		# sticky bit, as /tmp has: its members must not be able to swap
+		# each other's scratch directories.
+		if [ "$1" = "$h_store" ]; then h_gw=1; fi
+		if [ "$1" = "$h_runs" ]; then
+			case $3 in [1357]???) ;; *) h_why=nosticky && return 1 ;; esac
+		fi
+		;;
+	esac
+	# Reading is needed where hoist lists: runs/ is private to each
+	# command, and another login may still read the lock's status.
+	if [ "$1" != "$h_runs" ] && { [ ! -r "$1" ] || [ ! -x "$1" ]; }; then
 		h_why=unreadable
 		return 1
 	fi
@@ -98,6 +111,13 @@ h_mkstore() {
 	h_e=$(mkdir -p "$h_store" 2>&1) && return 0
 	h_say ERROR mkdir "$(h_oneline "$h_e")"
 	return 1
+}
+
+# h_mkshared DIR: makes a directory of the store, writable by the store's
+# group when a team shares the store (h_gw), by the login only otherwise.
+h_mkshared() {
+	[ ! -d "$1" ] || return 0
+	(if [ -n "$h_gw" ]; then umask 002; fi && mkdir -p "$1")
 }
 
 # h_scratch: a directory of this command's own, for the marker files of the

@@ -92,9 +92,13 @@ h_acquire() {
 			return 3
 		fi
 		h_i=$((h_i + 1))
-		# A minute-by-minute sign of life for a long wait: gc leaves the
-		# stage of a promotion alone while its scratch directory is fresh.
-		if [ -n "$h_scr" ] && [ $((h_i % (60 * h_every))) -eq 0 ]; then touch "$h_scr"; fi
+		# A minute-by-minute sign of life for a long wait: gc leaves a
+		# scratch directory, and the stage of a promotion waiting for the
+		# lock (which writes nothing to it), alone while they are fresh.
+		if [ $((h_i % (60 * h_every))) -eq 0 ]; then
+			if [ -n "$h_scr" ]; then touch "$h_scr"; fi
+			if [ -n "$h_stage" ]; then touch "$h_stage"; fi
+		fi
 		sleep "$h_nap"
 	done
 	if h_left; then
@@ -136,6 +140,10 @@ h_judge() {
 		3)
 			h_spent
 			return 3
+			;;
+		4)
+			h_say ERROR permission "$(h_oneline "$h_lasterr")"
+			return 2
 			;;
 		esac
 		# Someone else took it, or it was released: the next poll looks
