@@ -48,7 +48,7 @@ func TestConcurrentRunsNeverOverlap(t *testing.T) {
 }
 
 // TestStealRaceHasOneWinner: 64 clients find the same stale lock at once;
-// exactly one takes it, the rest answer busy, and no guard or moved-aside
+// exactly one takes it, the rest answer busy, and no moved-aside record or
 // lock is left behind.
 //
 // Not parallel: 64 clients at once saturate a small machine, and the tests
