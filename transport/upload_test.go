@@ -31,42 +31,59 @@ func (m *modeAtFirstRead) Read(p []byte) (int, error) {
 	return m.r.Read(p)
 }
 
-// Uploader promises mode 0600 for the file from the start, whether it is
-// created or truncated: the file holds nothing before it is 0600, and a file
-// that already existed with a wider mode is narrowed. SFTP servers create
-// files 0644 (less the umask) when the open request carries no mode, and
-// pkg/sftp's OpenFile sends none.
+// Uploader promises a new file of mode 0600 from the start: the file holds
+// nothing before it is 0600 (SFTP servers create files 0644, less the
+// umask, when the open request carries no mode, and pkg/sftp's OpenFile
+// sends none), and a path that exists already, a file or a symlink planted
+// there, is refused and nothing is written through it.
 func TestUploadMode0600(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t)
 	s := dialTest(t, ts.clientConfig(t))
 	for name, up := range map[string]Uploader{"ssh": s, "local": &Local{}} {
-		for _, existing := range []bool{false, true} {
-			t.Run(map[bool]string{false: name + "/new", true: name + "/existing"}[existing], func(t *testing.T) {
-				t.Parallel()
-				file := filepath.Join(t.TempDir(), "artifact.tar")
-				if existing {
-					must(t, os.WriteFile(file, []byte("old contents, longer than the new"), 0o644))
-					must(t, os.Chmod(file, 0o644)) // whatever the umask
+		t.Run(name+"/new", func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "artifact.tar")
+			data := pattern(3<<20, 'u') // several write requests
+			src := &modeAtFirstRead{t: t, file: file, r: bytes.NewReader(data)}
+			n, err := up.Upload(runCtx(t), file, src)
+			if err != nil || n != int64(len(data)) {
+				t.Fatalf("Upload: %d, %v; want %d bytes", n, err, len(data))
+			}
+			if src.mode != 0o600 {
+				t.Errorf("mode %v before the first byte was written, want 0600", src.mode)
+			}
+			st, err := os.Stat(file)
+			must(t, err)
+			if st.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v after the upload, want 0600", st.Mode().Perm())
+			}
+			if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, data) {
+				t.Errorf("contents differ (%d bytes, %v)", len(got), err)
+			}
+		})
+		t.Run(name+"/existing", func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			victim := filepath.Join(dir, "precious")
+			must(t, os.WriteFile(victim, []byte("keep"), 0o644))
+			for _, planted := range []string{"file", "symlink"} {
+				file := filepath.Join(dir, planted+".tar")
+				if planted == "file" {
+					must(t, os.WriteFile(file, []byte("keep"), 0o644))
+				} else {
+					must(t, os.Symlink(victim, file))
 				}
-				data := pattern(3<<20, 'u') // several write requests
-				src := &modeAtFirstRead{t: t, file: file, r: bytes.NewReader(data)}
-				n, err := up.Upload(runCtx(t), file, src)
-				if err != nil || n != int64(len(data)) {
-					t.Fatalf("Upload: %d, %v; want %d bytes", n, err, len(data))
+				if _, err := up.Upload(runCtx(t), file, bytes.NewReader([]byte("new"))); err == nil {
+					t.Errorf("an upload onto an existing %s succeeded", planted)
 				}
-				if src.mode != 0o600 {
-					t.Errorf("mode %v before the first byte was written, want 0600", src.mode)
-				}
-				st, err := os.Stat(file)
-				must(t, err)
-				if st.Mode().Perm() != 0o600 {
-					t.Errorf("mode %v after the upload, want 0600", st.Mode().Perm())
-				}
-				if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, data) {
-					t.Errorf("contents differ (%d bytes, %v)", len(got), err)
-				}
-			})
-		}
+			}
+			if got, _ := os.ReadFile(victim); string(got) != "keep" {
+				t.Errorf("written through the symlink: %q", got)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "file.tar")); string(got) != "keep" {
+				t.Errorf("the existing file was overwritten: %q", got)
+			}
+		})
 	}
 }
