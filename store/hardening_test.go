@@ -209,3 +209,36 @@ func TestGCSweepsOldRunDirectories(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignPointersAreLeftAlone: a current or previous in the root that
+// hoist did not make (a file, a directory, a symlink elsewhere) is never
+// replaced: activation is refused, naming it.
+func TestForeignPointersAreLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	for name, plant := range map[string]func(p string) error{
+		"file":      func(p string) error { return os.WriteFile(p, []byte("important"), 0o644) },
+		"directory": func(p string) error { return os.Mkdir(p, 0o755) },
+		"symlink":   func(p string) error { return os.Symlink("/etc", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, root := localStore(t)
+			a := artifact(t, "app", "1")
+			if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			cur := filepath.Join(root, "current")
+			if err := plant(cur); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.Lstat(cur)
+			_, err := s.Activate(ctx, a.ID(), time.Minute, lock.Events{})
+			if err == nil || !strings.Contains(err.Error(), "not a pointer hoist made") {
+				t.Fatalf("activate over a foreign %s: %v", name, err)
+			}
+			after, err := os.Lstat(cur)
+			if err != nil || after.Mode() != before.Mode() || after.ModTime() != before.ModTime() {
+				t.Fatalf("the foreign %s was touched: %v", name, err)
+			}
+		})
+	}
+}

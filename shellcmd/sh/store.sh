@@ -54,15 +54,27 @@ h_pointer() {
 # symlink over the old one: there is never a moment without NAME, and never
 # delete-then-create. Plain mv would move the new link INTO the directory the
 # old one points to, so only a rename that refuses to follow it is used: GNU
-# and busybox mv -T, BSD mv -h. A host with neither is refused.
+# and busybox mv -T, BSD mv -h. Only hoist's own pointer is replaced (absent,
+# or a symlink into the store): a file, a directory or another symlink at
+# NAME is not hoist's, and is left alone. Fails saying why in h_lasterr.
 h_repoint() {
-	h_new=$h_root/.$1-$h_me
-	rm -f "$h_new"
-	ln -s "$h_storedir/$2" "$h_new" || return 1
-	if mv -T "$h_new" "$h_root/$1" 2>/dev/null || mv -h "$h_new" "$h_root/$1" 2>/dev/null; then
+	h_lnk=$h_root/.$1-$h_me
+	if [ -e "$h_root/$1" ] || [ -L "$h_root/$1" ]; then
+		case $(readlink "$h_root/$1" 2>/dev/null) in
+		"$h_storedir"/*) ;;
+		*)
+			h_lasterr="$h_root/$1 is not a pointer hoist made (a symlink into $h_storedir/); it is left alone: move it away"
+			return 1
+			;;
+		esac
+	fi
+	rm -f "$h_lnk"
+	ln -s "$h_storedir/$2" "$h_lnk" || return 1
+	if mv -T "$h_lnk" "$h_root/$1" 2>/dev/null || mv -h "$h_lnk" "$h_root/$1" 2>/dev/null; then
 		return 0
 	fi
-	rm -f "$h_new"
+	rm -f "$h_lnk"
+	h_lasterr="cannot rename a symlink over $h_root/$1 atomically on this host (no mv -T or mv -h)"
 	return 1
 }
 
@@ -80,11 +92,12 @@ h_activate() {
 	fi
 	h_fence || return 1
 	if ! h_repoint current "$1"; then
-		h_say ERROR switch "cannot rename a symlink atomically on this host (no mv -T or mv -h)"
+		h_say ERROR switch "$(h_oneline "$h_lasterr")"
 		return 1
 	fi
-	if [ -n "$h_old" ] && [ -d "$h_store/$h_old" ]; then
-		h_repoint previous "$h_old" || h_say ERROR switch "current moved, but previous could not be recorded"
+	if [ -n "$h_old" ] && [ -d "$h_store/$h_old" ] && ! h_repoint previous "$h_old"; then
+		h_say ERROR switch "$(h_oneline "current moved to $1, but previous could not be recorded: $h_lasterr")"
+		return 1
 	fi
 	h_say ACTIVATED "$1" "${h_old:--}"
 }
