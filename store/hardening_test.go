@@ -198,11 +198,14 @@ func TestGCSweepsOldRunDirectories(t *testing.T) {
 	keptRecent := mk("22222222-2222-4222-8222-222222222222", hour, "out", "status")
 	keptOld := mk("33333333-3333-4333-8333-333333333333", week, "out", "status")
 	notOurs := mk("not-a-token", week, "data")
+	// A runs/ that was there before hoist: a directory with a token's
+	// name but someone else's files.
+	theirs := mk("44444444-4444-4444-8444-444444444444", week, "metrics.csv")
 	res, err := s.GC(ctx, 5, false, lock.Events{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for d, want := range map[string]bool{abandoned: false, keptRecent: true, keptOld: false, notOurs: true} {
+	for d, want := range map[string]bool{abandoned: false, keptRecent: true, keptOld: false, notOurs: true, theirs: true} {
 		_, err := os.Stat(d)
 		if (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v (swept %v)", filepath.Base(d), err == nil, want, res.Swept)

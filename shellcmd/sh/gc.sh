@@ -122,7 +122,7 @@ h_gc_collect() {
 		.stage-*) h_isuuid "${h_n#.stage-}" ;;
 		.trash-*) h_istrash "$h_n" ;;
 		"$h_lockname".new-* | "$h_lockname".stolen-* | "$h_lockname".released-* | "$h_lockname".broken-*) h_isuuid "${h_n#"$h_lockname".*-}" ;;
-		*) [ "${h_d%/*}" = "$h_runs" ] && h_isuuid "$h_n" ;;
+		*) [ "${h_d%/*}" = "$h_runs" ] && h_isuuid "$h_n" && h_isscratch "$h_d" ;;
 		esac || continue
 		{ [ -e "$h_d" ] || [ -L "$h_d" ]; } && printf '%s\n' "$h_d"
 	done)
@@ -132,6 +132,21 @@ $(for h_mf in "$h_store"/.meta/*; do
 		[ -f "$h_mf" ] && h_isid "$h_i" && [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && printf '%s\n' "$h_mf"
 	done)"
 	set -f
+}
+
+# h_isscratch DIR: DIR holds nothing but what a command's scratch directory
+# holds (h_take, h_run, h_watch), so hoist made it: a directory of the same
+# kind of name that someone else keeps in a runs/ of theirs is not swept.
+h_isscratch() {
+	[ -d "$1" ] && [ ! -L "$1" ] || return 1
+	set +f
+	for h_sf in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		[ -e "$h_sf" ] || [ -L "$h_sf" ] || continue
+		case ${h_sf##*/} in
+		out | err | pid | status | stop | ack | gone | ready | done | lost) ;;
+		*) return 1 ;;
+		esac
+	done
 }
 
 # h_istrash NAME: NAME is .trash-<token>-<id>, a victim gc moved aside.

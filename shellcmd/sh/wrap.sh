@@ -45,7 +45,8 @@ h_run() {
 # command is done. It copies every h_nap for two seconds, then every quarter
 # second, so a long command costs little; USR1 cuts a nap short, so the end
 # of a run is not delayed by it. A failed write means the client is gone: it
-# is noted and the relay carries on, so the files stay complete. It ends
+# is noted and the relay carries on, so the files stay complete. Every
+# minute or so it touches the scratch directory. It ends
 # with its run, whatever happened to its files: when the run's host shell
 # ($$, also in this subshell) is gone, or the scratch directory is.
 h_relay() {
@@ -62,6 +63,9 @@ h_relay() {
 		[ -z "$h_last" ] || break
 		h_ri=$((h_ri + 1))
 		if [ "$h_ri" -eq 20 ] && [ "$h_nap" != 1 ]; then h_rnap=0.25; fi
+		# A sign of life for gc, which sweeps scratch directories nothing
+		# wrote to for the stale period: a quiet command's too.
+		if [ $((h_ri % 240)) -eq 0 ]; then touch "$h_scr" 2>/dev/null; fi
 		sleep "$h_rnap" &
 		h_sl=$!
 		wait "$h_sl"
