@@ -178,6 +178,9 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 // Release removes the lock if, and only if, it still carries token. A lock
 // someone else holds now is left alone and a *LostError says whose it is.
 func (l *Lock) Release(ctx context.Context, token string) error {
+	if !ValidToken(token) {
+		return badToken(token)
+	}
 	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRelease, l.params(token))})
 	if err != nil {
 		return err
@@ -201,6 +204,9 @@ func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 // boot) or, with force, if its token is token ("-" names a lock without a
 // readable record). It returns the State of the lock it removed.
 func (l *Lock) Break(ctx context.Context, force bool, token string) (State, error) {
+	if force && token != "-" && !ValidToken(token) {
+		return State{}, badToken(token)
+	}
 	p := l.params(token)
 	p.Force = force
 	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpBreak, p)})
@@ -280,3 +286,14 @@ func (c *control) send(line string) {
 }
 
 func (c *control) close() { c.w.Close() }
+
+// ValidToken reports whether token can be a lock's owner token: a UUID as
+// hoist makes them, in lower case.
+func ValidToken(token string) bool {
+	u, err := uuid.Parse(token)
+	return err == nil && u.String() == token
+}
+
+func badToken(token string) error {
+	return fmt.Errorf("%q is not a lock token (a UUID, as hoist lock acquire prints it); check it with hoist lock status", shellcmd.Printable(token))
+}

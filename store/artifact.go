@@ -54,6 +54,9 @@ type Artifact struct {
 	// Stripped lists, sorted, the paths whose setuid or setgid bit was
 	// removed (see OpenOptions.KeepSetuid).
 	Stripped []string
+	// Writable lists, sorted, the paths the artifact itself makes writable
+	// by others: kept as the artifact says, and worth a word to the user.
+	Writable []string
 
 	root       string // Source with a symlink at the top resolved
 	dir        bool
@@ -192,6 +195,9 @@ func (a *Artifact) settle(e *Entry) {
 		e.Mode = fs.ModePerm
 		return
 	}
+	if e.Mode&0o002 != 0 {
+		a.Writable = append(a.Writable, e.Path)
+	}
 	if a.keepSetuid || e.Mode&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
 		return
 	}
@@ -252,6 +258,7 @@ func (a *Artifact) finish() error {
 		return err
 	}
 	slices.Sort(a.Stripped)
+	slices.Sort(a.Writable)
 	h := sha256.New()
 	if err := writeCanon(h, a.Entries); err != nil {
 		return err

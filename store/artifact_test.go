@@ -533,3 +533,64 @@ func TestArchiveCutShortIsRefused(t *testing.T) {
 	bad[len(bad)-8] ^= 0xff // the CRC
 	refused(file("crc.tar.gz", bad), "damaged")
 }
+
+// TestGitArchiveAndSparseTarsAreRead: the pax global header git archive
+// writes is metadata, not an entry; a GNU sparse file is a file of its
+// logical size. Both read like the plain tree.
+func TestGitArchiveAndSparseTarsAreRead(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": "0123456789abcdef"}})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "a/f", Mode: 0o644, Size: 2})
+	tw.Write([]byte("hi"))
+	tw.Close()
+	git := filepath.Join(dir, "git.tar")
+	os.WriteFile(git, buf.Bytes(), 0o644)
+	a, err := Open(git, "rt")
+	if err != nil {
+		t.Fatalf("a git archive: %v", err)
+	}
+	if len(a.Entries) != 2 || a.Entries[1].Path != "a/f" {
+		t.Fatalf("entries %+v", a.Entries)
+	}
+	if _, err := exec.LookPath("tar"); err != nil {
+		t.Fatal("tar is not installed")
+	}
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	f, _ := os.Create(filepath.Join(src, "sparse"))
+	f.Truncate(1 << 20)
+	f.WriteAt([]byte("end"), 1<<20-3)
+	f.Close()
+	sparse := filepath.Join(dir, "sparse.tar")
+	if out, err := exec.Command("tar", "-S", "-C", src, "-cf", sparse, "sparse").CombinedOutput(); err != nil {
+		t.Fatalf("tar -S: %v %s", err, out)
+	}
+	b, err := Open(sparse, "rt")
+	if err != nil {
+		t.Fatalf("a tar with a sparse file: %v", err)
+	}
+	c, err := Open(src, "rt")
+	if err != nil || b.Digest != c.Digest || b.Size != 1<<20 {
+		t.Fatalf("the sparse file reads as %d bytes, digest %s; the tree has %s (%v)", b.Size, b.Digest, c.Digest, err)
+	}
+}
+
+// TestWorldWritableEntriesAreNamed: modes the artifact gives are kept, and
+// those writable by others are listed so the user hears of them.
+func TestWorldWritableEntriesAreNamed(t *testing.T) {
+	d := t.TempDir()
+	os.MkdirAll(filepath.Join(d, "spool"), 0o755)
+	os.WriteFile(filepath.Join(d, "spool", "f"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(d, "open"), []byte("x"), 0o644)
+	os.Chmod(filepath.Join(d, "spool"), 0o777)
+	os.Chmod(filepath.Join(d, "open"), 0o666)
+	a, err := Open(d, "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"open", "spool"}; !slices.Equal(a.Writable, want) {
+		t.Fatalf("Writable %q, want %q", a.Writable, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -62,7 +63,7 @@ func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (
 	}
 	err = s.err(r, "gc")
 	if err == nil && len(res.Failed) > 0 {
-		err = fmt.Errorf("gc could not remove %v completely; check permissions under the store", res.Failed)
+		err = fmt.Errorf("gc could not remove %s completely (what is left is under .trash- names, which a later gc sweeps); check permissions under the store", strings.Join(res.Failed, ", "))
 	}
 	var busy *lock.BusyError
 	switch {

@@ -80,6 +80,11 @@ func (a *Artifact) readTar(w *packer) error {
 
 // tarEntry reads one archive entry into a.Entries, and writes it to w if set.
 func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry, w *packer) error {
+	// git archive writes a pax global header (the commit id): metadata,
+	// not an entry of the tree.
+	if h.Typeflag == tar.TypeXGlobalHeader {
+		return nil
+	}
 	p, err := cleanPath(h.Name)
 	if err != nil || p == "." {
 		return err
@@ -89,7 +94,9 @@ func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry,
 	switch h.Typeflag {
 	case tar.TypeDir:
 		e.Type = 'd'
-	case tar.TypeReg: // archive/tar reports old-style regular files as TypeReg too
+	// archive/tar reports old-style regular files as TypeReg too, and
+	// reads a GNU sparse file's holes as zeros: its size is the logical one.
+	case tar.TypeReg, tar.TypeGNUSparse:
 		e.Type, e.Size = 'f', h.Size
 	case tar.TypeSymlink:
 		e.Type, e.Target = 'l', h.Linkname

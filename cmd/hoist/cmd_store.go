@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,16 +37,17 @@ func (a *app) cmdPush(args []string) int {
 	}
 	art, err := store.OpenWith(args[0], store.OpenOptions{Name: a.name, KeepSetuid: a.keepSetuid})
 	if err != nil {
-		fmt.Fprintf(a.stderr, "hoist: %s: %v\n", args[0], err)
-		if errors.Is(err, store.ErrArtifact) {
-			fmt.Fprintln(a.stderr, "hoist: nothing was sent to any host")
-		}
+		fmt.Fprintf(a.stderr, "hoist: %s; nothing was sent to any host\n", printable(err.Error()))
 		return exitFailure
 	}
 	a.debug("local", "artifact %s: %d entries, %s, digest %s", art.ID(), len(art.Entries), size(art.Size), art.Digest)
 	if len(art.Stripped) > 0 && !a.quiet {
 		fmt.Fprintf(a.stderr, "hoist: %s: setuid and setgid removed from %s (push --keep-setuid keeps them)\n",
 			args[0], printable(listOrNone(art.Stripped)))
+	}
+	if len(art.Writable) > 0 && !a.quiet {
+		fmt.Fprintf(a.stderr, "hoist: %s: installed writable by others, as the artifact says: %s\n",
+			args[0], printable(listOrNone(art.Writable)))
 	}
 	bars := a.newBars()
 	defer bars.stop()
@@ -61,7 +61,7 @@ func (a *app) cmdPush(args []string) int {
 			Progress: bars.progress(name),
 		})
 		bars.done(name)
-		r := result{err: err, json: map[string]any{"id": art.ID(), "stripped": art.Stripped}}
+		r := result{err: err, json: map[string]any{"id": art.ID(), "stripped": art.Stripped, "writable": art.Writable}}
 		if res == nil {
 			return r
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -285,6 +286,8 @@ func explain(err error) string {
 		return err.Error() + "; check the token with hoist lock status"
 	case errors.Is(err, lock.ErrAbandoned):
 		return err.Error() + "; nothing is held"
+	case errors.Is(err, store.ErrNotFound):
+		return err.Error() + "; see hoist list"
 	}
 	return err.Error()
 }

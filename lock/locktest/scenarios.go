@@ -496,7 +496,10 @@ func testBreak(t *testing.T, e *env) {
 	if _, err := l.Break(e.ctx(), false, ""); !errors.Is(err, lock.ErrNotStealable) {
 		t.Fatalf("break of a fresh lock: want ErrNotStealable, got %v", err)
 	}
-	if _, err := l.Break(e.ctx(), true, "not-the-token"); !errors.Is(err, lock.ErrNotOwner) {
+	if _, err := l.Break(e.ctx(), true, "not-a-token"); err == nil || !strings.Contains(err.Error(), "not a lock token") {
+		t.Fatalf("forced break with a malformed token: want it refused before reaching the host, got %v", err)
+	}
+	if _, err := l.Break(e.ctx(), true, "0f0e0d0c-0b0a-4908-8706-050403020100"); !errors.Is(err, lock.ErrNotOwner) {
 		t.Fatalf("forced break with another token: want ErrNotOwner, got %v", err)
 	}
 	s, err := l.Break(e.ctx(), true, a.Token)

@@ -41,6 +41,12 @@ h_op_activate() {
 # h_op_rollback: current goes back to previous, and previous to what was
 # current, under the lock.
 h_op_rollback() {
+	# Nothing to roll back to in a store that is not there: no lock is
+	# taken, and nothing is created.
+	if [ ! -d "$h_store" ] || [ -z "$(h_pointer previous)" ]; then
+		h_say NOPREVIOUS
+		return
+	fi
 	h_take || return
 	h_id=$(h_pointer previous)
 	if [ -n "$h_id" ] && h_present "$h_id"; then
@@ -55,6 +61,10 @@ h_op_rollback() {
 # h_op_pin: a pin keeps a runtime from garbage collection until unpinned;
 # changed under the lock, like every store mutation.
 h_op_pin() {
+	if ! h_present "$h_id"; then
+		h_say NOTFOUND "$h_id"
+		return
+	fi
 	h_take || return
 	if ! h_present "$h_id"; then
 		h_say NOTFOUND "$h_id"
