@@ -4,10 +4,10 @@
 GO      ?= go
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
 # Packages the tests need: real OpenSSH, the login shells hoist is tested
-# under, busybox for a busybox userland, util-linux for namespaces, shellcheck
-# for make lint.
-TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 shellcheck
-TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps shellcheck
+# under, busybox for a busybox userland, util-linux for namespaces, acl for
+# stores with ACLs, shellcheck for make lint.
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl shellcheck
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl shellcheck
 
 .PHONY: all build demo test deps unit e2e bench lint clean
 

@@ -78,6 +78,7 @@ var pathProblems = map[string]string{
 	"writable":     "is writable by others, so anyone on the host could change what hoist installs: chmod o-w it",
 	"unreadable":   "cannot be read by the login: fix its permissions",
 	"unsearchable": "cannot be searched by the login, so hoist cannot tell what is in it: fix its permissions",
+	"acl":          "has an ACL, which could let others write to it and which hoist cannot check: remove it (setfacl -b), or use plain modes",
 	"nosticky":     "is writable by its group but has no sticky bit, so one member could swap another's scratch directory: chmod +t it",
 }
 

@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,6 +62,14 @@ func TestShPaths(t *testing.T) {
 			fnMkdirMode(t, root+"/"+StoreDir, os.ModeSetgid|0o775)
 			fnMkdirMode(t, root+"/"+RunsDir, os.ModeSticky|os.ModeSetgid|0o770)
 			return ""
+		}},
+		// An ACL can give others write access the mode bits do not show.
+		{name: "an ACL on the store", why: "acl", make: func(t *testing.T, root string) string {
+			fnStoreDirs(t, root)
+			if out, err := exec.Command("setfacl", "-m", "u:nobody:rwx", root+"/"+StoreDir).CombinedOutput(); err != nil {
+				t.Fatalf("setfacl (run make test, which installs acl): %v %s", err, out)
+			}
+			return root + "/" + StoreDir
 		}},
 		// A team's runs/ without the sticky bit would let one member swap
 		// another's scratch directory for a symlink.

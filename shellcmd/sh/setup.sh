@@ -45,6 +45,21 @@ h_paths() {
 	esac || h_sl=
 	h_sl="$h_sl
 "
+	# An ACL can let others write where the mode bits say they cannot,
+	# and hoist cannot read one everywhere: ls marks it with "+", and such
+	# a directory is refused.
+	case "$h_nl$(ls -ld "$@" 2>/dev/null)" in
+	*"$h_nl"??????????+*)
+		for h_p in "$@"; do
+			case $(ls -ld "$h_p" 2>/dev/null) in
+			??????????+*)
+				h_say ERROR path acl "$(h_oneline "$h_p")"
+				return 1
+				;;
+			esac
+		done
+		;;
+	esac
 	for h_p in "$@"; do
 		h_l=${h_sl%%"$h_nl"*} h_sl=${h_sl#*"$h_nl"}
 		# shellcheck disable=SC2086 # stat's fields, split on purpose
