@@ -138,7 +138,7 @@ func (a *app) printHelp() {
 usage: hoist [global flags] COMMAND [flags] [args]
 
 commands:
-  push ARTIFACT [--name NAME] [--activate] [--wait D]
+  push ARTIFACT [--name NAME] [--activate] [--wait D] [--keep-setuid]
                                     install a directory or .tar/.tar.gz/.tgz as a runtime
   list                              the runtimes on each host
   activate ID [--wait D]            point current at ID; the old one becomes previous
