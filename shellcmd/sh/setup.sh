@@ -29,9 +29,12 @@ h_setup() {
 h_paths() {
 	set --
 	for h_p in "$h_root" "$h_store" "$h_runs" "$h_store/.meta" "$h_store/.pins"; do
+		h_absent "$h_p" && continue
+		# There (perhaps just made by another command), or its parent
+		# cannot be searched.
 		if [ -e "$h_p" ] || [ -L "$h_p" ]; then
 			set -- "$@" "$h_p"
-		elif ! h_absent "$h_p"; then
+		else
 			h_say ERROR path unsearchable "$(h_oneline "$h_par")"
 			return 1
 		fi
