@@ -64,16 +64,17 @@ var (
 		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256", "unpack", "promote"})}
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{Dropped, Error}, Codes: setupCodes}
 	OpList      = &Op{Name: "list", Sends: []Verb{Runtime}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
+	OpHistory   = &Op{Name: "history", Sends: []Verb{History}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
 	OpActivate  = &Op{Name: "activate", Sends: join(waiting, []Verb{Activated, NotFound}),
-		Ends: join(releasing, []Verb{NotFound, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
+		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
 	OpRollback = &Op{Name: "rollback", Sends: join(waiting, []Verb{Activated, NoPrevious, NotFound}),
-		Ends: join(releasing, []Verb{Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
+		Ends: join(releasing, []Verb{NoPrevious, NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
 	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{Pinned, Unpinned, NotFound}),
-		Ends: join(releasing, []Verb{Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release"})}
+		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release"})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{Keep, Delete, Sweep, NoProc}),
 		Ends: join(releasing, []Verb{NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "gc"})}
 )
 
 // Ops lists every operation.
 var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpPushCheck, OpPromote,
-	OpDropStage, OpList, OpActivate, OpRollback, OpPin, OpGC}
+	OpDropStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC}

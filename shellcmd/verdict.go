@@ -41,6 +41,7 @@ const (
 	Activated  Verb = "ACTIVATED"
 	Corrupt    Verb = "CORRUPT"
 	Runtime    Verb = "RT"
+	History    Verb = "HIST"
 	Listed     Verb = "LISTED"
 	NotFound   Verb = "NOTFOUND"
 	NoPrevious Verb = "NOPREVIOUS"
@@ -60,7 +61,7 @@ var fieldCount = map[Verb]int{
 	Loaded: 0, FactsVerb: 8, NoStore: 0, Free: 0, Lock: 3, Debris: 1, Held: 2, Stolen: 3,
 	Busy: 2, Acquired: 1, Holding: 1, Abandoned: 0, Started: 0, Released: 0, Lost: 1,
 	NotHeld: 0, Exit: 1, Broken: 3, NotStale: 2, NotOwner: 2, Error: -1,
-	Present: 1, Stage: 1, Promoted: 1, Activated: 2, Corrupt: 1, Runtime: 5, Listed: 0,
+	Present: 1, Stage: 1, Promoted: 1, Activated: 2, Corrupt: 1, Runtime: 5, History: 5, Listed: 0,
 	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
 	NoProc: 0, Dropped: 0,
 }

@@ -20,6 +20,9 @@ var (
 	ErrStopped = errors.New("stopped during the upload; the stage was removed and nothing was installed")
 	// ErrNotFound: no verified runtime has that id on the host.
 	ErrNotFound = errors.New("no such runtime on the host")
+	// ErrNoStore: activate, rollback or pin found no store on the host;
+	// nothing was created.
+	ErrNoStore = errors.New("no store on this host yet; push a runtime first")
 	// ErrNoPrevious: rollback found no previous runtime to go back to.
 	ErrNoPrevious = errors.New("no previous runtime to roll back to")
 	// ErrNoProcessCheck: gc could not tell which runtimes processes use

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -22,8 +23,8 @@ type Runtime struct {
 	Pinned   bool
 }
 
-// List returns the verified runtimes, in id order. It changes nothing; a
-// missing store is an empty list.
+// List returns the runtimes hoist promoted, newest first. It changes
+// nothing; a missing store is an empty list.
 func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 	r, err := s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpList, s.l.Params())})
 	if err != nil {
@@ -52,6 +53,12 @@ func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 	}
 	switch r.Last().Verb {
 	case shellcmd.Listed, shellcmd.NoStore:
+		sort.SliceStable(out, func(i, j int) bool {
+			if !out[i].Promoted.Equal(out[j].Promoted) {
+				return out[i].Promoted.After(out[j].Promoted)
+			}
+			return out[i].ID < out[j].ID
+		})
 		return out, nil
 	}
 	return nil, s.err(r, "list")
@@ -79,8 +86,18 @@ func (s *Store) Activate(ctx context.Context, id string, wait time.Duration, ev 
 // Rollback points current back at previous, and previous at what was
 // current, under the lock.
 func (s *Store) Rollback(ctx context.Context, wait time.Duration, ev lock.Events) (*Switch, error) {
+	return s.RollbackTo(ctx, "", wait, ev)
+}
+
+// RollbackTo is Rollback to the runtime id, any runtime on the host (""
+// means previous). It is an activation that the history records as a
+// rollback.
+func (s *Store) RollbackTo(ctx context.Context, id string, wait time.Duration, ev lock.Events) (*Switch, error) {
+	if id != "" && !ValidName(id) {
+		return nil, fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
+	}
 	p := s.l.Params()
-	p.Wait = wait
+	p.ID, p.Wait = id, wait
 	return s.switchTo(ctx, shellcmd.Render(shellcmd.OpRollback, p), ev)
 }
 
@@ -101,6 +118,8 @@ func (s *Store) switchTo(ctx context.Context, fr shellcmd.Fragment, ev lock.Even
 			return nil, ErrNotFound
 		case shellcmd.NoPrevious:
 			return nil, ErrNoPrevious
+		case shellcmd.NoStore:
+			return nil, ErrNoStore
 		}
 	}
 	if err := s.err(r, "activate"); err != nil {
@@ -129,6 +148,8 @@ func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Durati
 		switch v.Verb {
 		case shellcmd.NotFound:
 			return ErrNotFound
+		case shellcmd.NoStore:
+			return ErrNoStore
 		case shellcmd.Pinned, shellcmd.Unpinned:
 			done = true
 		}

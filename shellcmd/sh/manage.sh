@@ -22,15 +22,23 @@ h_op_list() {
 	h_say LISTED
 }
 
+# h_nostore: activate, rollback and pin on a host without a store answer so,
+# take no lock and create nothing.
+h_nostore() {
+	[ ! -d "$h_store" ] || return 1
+	h_say NOSTORE
+}
+
 # h_op_activate: switch current to h_id, under the lock (waits).
 h_op_activate() {
+	h_nostore && return
 	if ! h_present "$h_id"; then
 		h_say NOTFOUND "$h_id"
 		return
 	fi
 	h_take || return
 	if h_present "$h_id"; then
-		h_activate "$h_id"
+		h_activate "$h_id" activate
 	else
 		h_say NOTFOUND "$h_id"
 	fi
@@ -38,19 +46,24 @@ h_op_activate() {
 	rm -rf "$h_scr"
 }
 
-# h_op_rollback: current goes back to previous, and previous to what was
-# current, under the lock.
+# h_op_rollback: current goes back to previous (or, with h_id, to that
+# runtime), and previous to what was current, under the lock.
 h_op_rollback() {
-	# Nothing to roll back to in a store that is not there: no lock is
-	# taken, and nothing is created.
-	if [ ! -d "$h_store" ] || [ -z "$(h_pointer previous)" ]; then
+	h_nostore && return
+	if [ -z "$h_id" ] && [ -z "$(h_pointer previous)" ]; then
 		h_say NOPREVIOUS
 		return
 	fi
+	if [ -n "$h_id" ] && ! h_present "$h_id"; then
+		h_say NOTFOUND "$h_id"
+		return
+	fi
 	h_take || return
-	h_id=$(h_pointer previous)
-	if [ -n "$h_id" ] && h_present "$h_id"; then
-		h_activate "$h_id"
+	h_to=${h_id:-$(h_pointer previous)}
+	if [ -n "$h_to" ] && h_present "$h_to"; then
+		h_activate "$h_to" rollback
+	elif [ -n "$h_id" ]; then
+		h_say NOTFOUND "$h_id"
 	else
 		h_say NOPREVIOUS
 	fi
@@ -61,6 +74,7 @@ h_op_rollback() {
 # h_op_pin: a pin keeps a runtime from garbage collection until unpinned;
 # changed under the lock, like every store mutation.
 h_op_pin() {
+	h_nostore && return
 	if ! h_present "$h_id"; then
 		h_say NOTFOUND "$h_id"
 		return
@@ -77,4 +91,23 @@ h_op_pin() {
 	fi
 	h_release_say
 	rm -rf "$h_scr"
+}
+
+# h_op_history: the last switches of current, oldest first, one HIST line
+# each: when (epoch), action, from (or -), to, and who (the client's part of
+# the lock record, as it was). Read-only.
+h_op_history() {
+	if [ ! -d "$h_store" ]; then
+		h_say NOSTORE
+		return
+	fi
+	if [ -f "$h_root/history" ] && [ ! -L "$h_root/history" ]; then
+		tail -n 200 "$h_root/history" | while IFS=' ' read -r h_w h_act h_from h_to h_who; do
+			case $h_w:$h_act:$h_from:$h_to in
+			*[!0-9A-Za-z._+:-]*) continue ;;
+			esac
+			h_say HIST "$h_w" "$h_act" "$h_from" "$h_to" "${h_who:--}"
+		done
+	fi
+	h_say LISTED
 }

@@ -20,7 +20,7 @@ h_op_pushcheck() {
 		# Checked again under the lock: a gc may have taken it meanwhile,
 		# and then it is uploaded again like any missing runtime.
 		if h_present "$h_id" "$h_digest"; then
-			h_activate "$h_id"
+			h_activate "$h_id" push
 			h_release_say
 			rm -rf "$h_scr"
 			h_say PRESENT "$h_id"
@@ -124,7 +124,7 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id"; fi
+	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
 	h_release_say
 	h_rmtree "$h_stage"
 	rm -rf "$h_scr"

@@ -78,8 +78,9 @@ h_repoint() {
 	return 1
 }
 
-# h_activate ID: under the lock, makes ID current and the old current
-# previous. Says ACTIVATED ID OLD.
+# h_activate ID ACTION: under the lock, makes ID current and the old current
+# previous, and appends the switch to <root>/history (what ACTION did it,
+# from what, to what, by whom). Says ACTIVATED ID OLD.
 h_activate() {
 	if ! h_present "$1"; then
 		h_say NOTFOUND "$1"
@@ -99,7 +100,19 @@ h_activate() {
 		h_say ERROR switch "$(h_oneline "current moved to $1, but previous could not be recorded: $h_lasterr")"
 		return 1
 	fi
+	h_history "$2" "${h_old:--}" "$1"
 	h_say ACTIVATED "$1" "${h_old:--}"
+}
+
+# h_history ACTION FROM TO: appends one line to <root>/history, under the
+# lock, so lines never interleave: when, ACTION, FROM, TO, and who (the
+# client's part of the lock record, which has no spaces of its own). The log
+# only grows; a path there that is not a plain file is left alone.
+h_history() {
+	h_hf=$h_root/history
+	if [ -L "$h_hf" ] || { [ -e "$h_hf" ] && [ ! -f "$h_hf" ]; }; then return 0; fi
+	printf '%s %s %s %s %s\n' "$(date +%s)" "$1" "$2" "$3" "$(printf '%s' "$h_rec" | tr ' ' ',')" >>"$h_hf" 2>/dev/null
+	return 0
 }
 
 # h_shatool: whether the host has a SHA-256 tool h_sha256 can use.

@@ -1,0 +1,123 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/store"
+)
+
+func TestResolve(t *testing.T) {
+	now := time.Now()
+	rts := []store.Runtime{ // newest first, as List returns them
+		{ID: "app-3c0ffee00001", Name: "app", Promoted: now},
+		{ID: "app-3c0ffee00002", Name: "app", Promoted: now.Add(-time.Hour)},
+		{ID: "db-aaaaaaaaaaaa", Name: "db", Promoted: now.Add(-2 * time.Hour)},
+		{ID: "app2-bbbbbbbbbbbb", Name: "app2", Promoted: now.Add(-3 * time.Hour)},
+	}
+	for _, tc := range []struct {
+		ref, want string
+		err       error
+		cands     []string
+	}{
+		{ref: "app-3c0ffee00002", want: "app-3c0ffee00002"}, // a full id
+		{ref: "app", want: "app-3c0ffee00001"},              // a name: its newest, not a prefix of four
+		{ref: "db-a", want: "db-aaaaaaaaaaaa"},              // a unique prefix
+		{ref: "app2", want: "app2-bbbbbbbbbbbb"},            // a name that is also a prefix
+		{ref: "app-3c", cands: []string{"app-3c0ffee00001", "app-3c0ffee00002"}},
+		{ref: "nope", err: store.ErrNotFound},
+		{ref: "", err: store.ErrNotFound},
+	} {
+		got, err := store.Resolve(rts, tc.ref)
+		var amb *store.AmbiguousError
+		switch {
+		case tc.cands != nil:
+			if !errors.As(err, &amb) || !slices.Equal(amb.Candidates, tc.cands) {
+				t.Errorf("Resolve(%q) = %q, %v; want the candidates %v", tc.ref, got, err, tc.cands)
+			}
+		case tc.err != nil:
+			if !errors.Is(err, tc.err) {
+				t.Errorf("Resolve(%q) = %q, %v; want %v", tc.ref, got, err, tc.err)
+			}
+		case got != tc.want || err != nil:
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
+		}
+	}
+}
+
+// TestHistoryRecordsEverySwitch: a push --activate, an activate and a
+// rollback (to previous, then to a runtime named) each append who switched
+// what to what; reading it changes nothing.
+func TestHistoryRecordsEverySwitch(t *testing.T) {
+	ctx := context.Background()
+	s, _ := localStore(t)
+	if h, err := s.History(ctx); err != nil || len(h) != 0 {
+		t.Fatalf("history of no store: %v %v", h, err)
+	}
+	a, b, c := artifact(t, "app", "1"), artifact(t, "app", "2"), artifact(t, "app", "3")
+	for _, x := range []*store.Artifact{a, b} {
+		if _, err := s.Push(ctx, x, store.PushOptions{Activate: true, Wait: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Push(ctx, c, store.PushOptions{Wait: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Activate(ctx, c.ID(), time.Minute, lock.Events{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rollback(ctx, time.Minute, lock.Events{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RollbackTo(ctx, a.ID(), time.Minute, lock.Events{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Switched{
+		{Action: "push", From: "", To: a.ID()},
+		{Action: "push", From: a.ID(), To: b.ID()},
+		{Action: "activate", From: b.ID(), To: c.ID()},
+		{Action: "rollback", From: c.ID(), To: b.ID()},
+		{Action: "rollback", From: b.ID(), To: a.ID()},
+	}
+	if len(h) != len(want) {
+		t.Fatalf("history has %d entries, want %d: %+v", len(h), len(want), h)
+	}
+	for i, w := range want {
+		g := h[i]
+		if g.Action != w.Action || g.From != w.From || g.To != w.To || g.Who == "" || time.Since(g.When) > time.Minute {
+			t.Errorf("entry %d: %+v, want %+v by someone, just now", i, g, w)
+		}
+	}
+}
+
+// TestSwitchesOnNoStoreCreateNothing: activate, rollback and pin on a host
+// without a store say so, take no lock and create nothing.
+func TestSwitchesOnNoStoreCreateNothing(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	_, err1 := s.Activate(ctx, "app-000000000000", time.Minute, lock.Events{})
+	_, err2 := s.Rollback(ctx, time.Minute, lock.Events{})
+	err3 := s.Pin(ctx, "app-000000000000", false, time.Minute, lock.Events{})
+	for i, err := range []error{err1, err2, err3} {
+		if !errors.Is(err, store.ErrNoStore) {
+			t.Errorf("command %d on no store: want ErrNoStore, got %v", i, err)
+		}
+	}
+	if exists(root) {
+		t.Fatal("something was created")
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

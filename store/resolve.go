@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+// AmbiguousError is a runtime reference that matches several runtimes.
+type AmbiguousError struct {
+	Ref        string
+	Candidates []string // ids, newest first
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%q matches %d runtimes: %s; give more of the id", e.Ref, len(e.Candidates), strings.Join(e.Candidates, ", "))
+}
+
+// Resolve finds the runtime ref names among rts (as List returns them,
+// newest first): a full id; else a name, meaning the newest runtime of that
+// name; else a prefix of exactly one id. An unknown ref is ErrNotFound, a
+// prefix of several ids an *AmbiguousError listing them.
+func Resolve(rts []Runtime, ref string) (string, error) {
+	for _, rt := range rts {
+		if rt.ID == ref {
+			return rt.ID, nil
+		}
+	}
+	for _, rt := range rts {
+		if rt.Name == ref {
+			return rt.ID, nil
+		}
+	}
+	var ids []string
+	for _, rt := range rts {
+		if strings.HasPrefix(rt.ID, ref) {
+			ids = append(ids, rt.ID)
+		}
+	}
+	switch {
+	case ref == "" || len(ids) == 0:
+		return "", fmt.Errorf("%w: nothing is called %q", ErrNotFound, ref)
+	case len(ids) > 1:
+		return "", &AmbiguousError{Ref: ref, Candidates: ids}
+	}
+	return ids[0], nil
+}
+
+// Resolve finds the runtime ref names on the host (see the function
+// Resolve), with one read-only host command.
+func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
+	rts, err := s.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	return Resolve(rts, ref)
+}
+
+// Switched is one switch of current, as the host's history keeps it.
+type Switched struct {
+	When time.Time
+	// Action is what switched it: push (with --activate), activate or
+	// rollback.
+	Action   string
+	From, To string // runtime ids; From is "" when nothing was current
+	// Who, Command and Version are the client's, from its lock record.
+	Who, Command, Version string
+}
+
+// History returns the last switches of current on the host (up to 200),
+// oldest first, from <root>/history, which the host appends to under the
+// lock. It changes nothing; a missing store has no history.
+func (s *Store) History(ctx context.Context) ([]Switched, error) {
+	r, err := s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpHistory, s.l.Params())})
+	if err != nil {
+		return nil, err
+	}
+	var out []Switched
+	for _, v := range r.Verdicts {
+		if v.Verb != shellcmd.History {
+			continue
+		}
+		when, _ := strconv.ParseInt(v.Field(0), 10, 64)
+		h := Switched{When: time.Unix(when, 0), Action: v.Field(1), From: v.Field(2), To: v.Field(3)}
+		if h.From == "-" {
+			h.From = ""
+		}
+		for kv := range strings.SplitSeq(v.Field(4), ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			dec, err := url.PathUnescape(val)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "who":
+				h.Who = dec
+			case "cmd":
+				h.Command = dec
+			case "ver":
+				h.Version = dec
+			}
+		}
+		out = append(out, h)
+	}
+	switch r.Last().Verb {
+	case shellcmd.Listed, shellcmd.NoStore:
+		return out, nil
+	}
+	return nil, s.err(r, "history")
+}
