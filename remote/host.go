@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
@@ -23,6 +25,11 @@ type Host struct {
 	t     transport.Transport
 	mu    sync.Mutex
 	facts *shellcmd.Facts
+	// Logger, when set, receives a debug record of every host command:
+	// its operation, duration (and round trips, when the transport knows
+	// its round-trip time), exit status and verdict count, and of the
+	// facts a host reports.
+	Logger *slog.Logger
 }
 
 // New returns a Host over t.
@@ -127,6 +134,8 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 		stderr = &noise
 	}
 	dm := newDemux(marker, stdout, onLine)
+	begin := time.Now()
+	defer func() { h.log(op, begin, reply, len(script)) }()
 	status, err := h.t.Run(ctx, transport.Request{
 		Command: Loader,
 		Stdin:   in,
@@ -151,6 +160,23 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 	return reply, nil
 }
 
+// log records one host command on h.Logger.
+func (h *Host) log(op *shellcmd.Op, begin time.Time, r *Reply, size int) {
+	if h.Logger == nil {
+		return
+	}
+	took := time.Since(begin)
+	attrs := []any{"host", h.Name(), "took", took.Round(time.Millisecond), "status", r.Status,
+		"verdicts", len(r.Verdicts), "fragment_bytes", size}
+	if op != nil {
+		attrs = append([]any{"op", op.Name}, attrs...)
+	}
+	if rt, ok := h.t.(interface{ RTT() time.Duration }); ok && rt.RTT() > 0 {
+		attrs = append(attrs, "round_trips", fmt.Sprintf("%.1f", float64(took)/float64(rt.RTT())))
+	}
+	h.Logger.Debug("host command", attrs...)
+}
+
 func (h *Host) cacheFacts(v shellcmd.Verdict) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -160,6 +186,11 @@ func (h *Host) cacheFacts(v shellcmd.Verdict) {
 	}
 	h.facts = &shellcmd.Facts{Machine: v.Field(0), BootID: v.Field(1), PIDNS: v.Field(2), Init: v.Field(3),
 		Stat: v.Field(4), Nap: v.Field(5), UID: v.Field(6), Home: home}
+	if h.Logger != nil {
+		f := h.facts
+		h.Logger.Debug("host facts", "host", h.Name(), "machine", f.Machine, "boot_id", f.BootID, "pidns", f.PIDNS,
+			"init", f.Init, "stat", f.Stat, "poll", f.Nap, "uid", f.UID, "home", f.Home)
+	}
 }
 
 // newMarker is unique per exec, so no output can forge a verdict by accident.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -51,6 +52,11 @@ type SSHConfig struct {
 	// keepalive@openssh.com request. Default 15s; negative disables
 	// keepalives, and then a silently dead link can block Run forever.
 	KeepaliveInterval time.Duration
+	// Logger, when set, receives debug records of the connection: the
+	// target as resolved, the identities offered, the time the connection
+	// took and its round-trip time (measured once, with a keepalive
+	// request, only when a logger is set).
+	Logger *slog.Logger
 	// KeepaliveMaxMissed is how many consecutive intervals may pass with a
 	// probe outstanding and nothing at all received from the host before
 	// the connection is closed, making every running Run return
@@ -113,6 +119,8 @@ type SSH struct {
 	done      chan struct{} // closed by Close
 	connDone  chan struct{} // closed when the connection is gone, for whatever reason
 
+	rtt time.Duration // measured once, with a logger
+
 	mu       sync.Mutex
 	lostWhy  error // why the connection was closed by us, for Run's errors
 	lostOnce sync.Once
@@ -135,6 +143,7 @@ var _ Transport = (*SSH)(nil)
 //
 // All but the last two are *DialError or *HostKeyError.
 func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
+	start := time.Now()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -170,8 +179,20 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	if cfg.KeepaliveInterval > 0 {
 		go s.keepalive(cfg.KeepaliveInterval, cfg.KeepaliveMaxMissed)
 	}
+	if cfg.Logger != nil {
+		begin := time.Now()
+		if _, _, err := client.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+			s.rtt = time.Since(begin)
+		}
+		cfg.Logger.Debug("connected", "target", s.target, "took", time.Since(start).Round(time.Millisecond),
+			"rtt", s.rtt.Round(10*time.Microsecond))
+	}
 	return s, nil
 }
+
+// RTT is the connection's round-trip time, measured once when it was made
+// with a logger; zero when it was not measured.
+func (s *SSH) RTT() time.Duration { return s.rtt }
 
 // Target implements [Transport]: "user@host:port".
 func (s *SSH) Target() string { return s.target }

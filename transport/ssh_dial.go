@@ -29,6 +29,10 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.
 		return nil, nil, err
 	}
 	defer ids.close() // agent keys are only needed to sign during authentication
+	if cfg.Logger != nil {
+		cfg.Logger.Debug("dialing", "target", t.user+"@"+t.addr(), "identities", strings.Join(ids.tried, ", "),
+			"known_hosts", cfg.KnownHostsFile)
+	}
 	db, err := loadKnownHosts(cfg.KnownHostsFile)
 	if err != nil {
 		return nil, nil, err
