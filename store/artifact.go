@@ -37,9 +37,12 @@ type Entry struct {
 }
 
 // Artifact is a runtime tree ready to install: validated, digested, and able
-// to write itself as a tar archive.
+// to write itself as a tar archive. One read from a stream holds a
+// temporary file until Close; callers should defer Close for every
+// artifact they open (it does nothing for the others).
 type Artifact struct {
-	// Source is the directory or archive it was read from, as given.
+	// Source is the directory or archive it was read from, as given, or
+	// "-" for a stream (OpenReader).
 	Source string
 	// Name is the runtime's name; ID is Name and a digest prefix.
 	Name string
@@ -58,7 +61,8 @@ type Artifact struct {
 	// by others: kept as the artifact says, and worth a word to the user.
 	Writable []string
 
-	root       string // Source with a symlink at the top resolved
+	root       string // Source with a symlink at the top resolved, or the spool
+	spool      string // the temporary file a stream was copied to; Close removes it
 	dir        bool
 	keepSetuid bool
 }
@@ -83,11 +87,15 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 func ValidName(s string) bool { return len(s) <= 64 && nameRE.MatchString(s) }
 
 // DefaultName derives a runtime name from an artifact path: its base name
-// without .tar, .tar.gz or .tgz, other characters replaced by "-".
+// without its archive extension (.tar, .tar.gz, .tgz, .tar.xz, .txz,
+// .tar.zst, .tzst, .zip), other characters replaced by "-".
 func DefaultName(source string) string {
 	base := filepath.Base(filepath.Clean(source))
-	for _, ext := range []string{".tar.gz", ".tgz", ".tar"} {
-		base = strings.TrimSuffix(base, ext)
+	for _, ext := range archiveExts {
+		if strings.HasSuffix(base, ext) {
+			base = strings.TrimSuffix(base, ext)
+			break
+		}
 	}
 	b := []byte(base)
 	for i, c := range b {
@@ -105,8 +113,10 @@ func DefaultName(source string) string {
 	return s
 }
 
-// Open reads a directory or a .tar, .tar.gz or .tgz archive, validates every
-// entry and computes the digest. name may be empty to derive it.
+// Open reads a directory or an archive (a tar, plain or compressed with
+// gzip, xz or zstd, or a zip; the format is told by the file's first
+// bytes), validates every entry and computes the digest. name may be empty
+// to derive it.
 func Open(source, name string) (*Artifact, error) {
 	return OpenWith(source, OpenOptions{Name: name})
 }
@@ -117,8 +127,8 @@ func OpenWith(source string, o OpenOptions) (*Artifact, error) {
 	if name == "" {
 		name = DefaultName(source)
 	}
-	if !ValidName(name) {
-		return nil, fmt.Errorf("runtime name %q: use letters, digits and . _ + -, at most 64", name)
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	// A source that is a symlink (a "latest" link to a build) is followed
 	// here, once: WalkDir does not descend into a symlinked root, and the
@@ -135,7 +145,7 @@ func OpenWith(source string, o OpenOptions) (*Artifact, error) {
 	if a.dir {
 		err = a.walkDir()
 	} else {
-		err = a.readTar(nil)
+		err = a.readArchive(nil)
 	}
 	if err != nil {
 		return nil, err
@@ -144,6 +154,13 @@ func OpenWith(source string, o OpenOptions) (*Artifact, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+func checkName(name string) error {
+	if !ValidName(name) {
+		return fmt.Errorf("runtime name %q: use letters, digits and . _ + -, at most 64", name)
+	}
+	return nil
 }
 
 func (a *Artifact) walkDir() error {

@@ -196,6 +196,13 @@ func TestNames(t *testing.T) {
 		"my app!.tar":                      "my-app-",
 		"/srv/build/":                      "build",
 		".hidden":                          "hidden",
+		"/x/py-3.12.tar.xz":                "py-3.12",
+		"py.txz":                           "py",
+		"py.tar.zst":                       "py",
+		"py.tzst":                          "py",
+		"py.zip":                           "py",
+		"py.tar.bz2":                       "py.tar.bz2", // not one hoist reads
+		"py.zip.tar.gz":                    "py.zip",     // one extension goes
 	} {
 		if got := DefaultName(in); got != want {
 			t.Errorf("DefaultName(%q) = %q, want %q", in, got, want)
@@ -592,5 +599,74 @@ func TestWorldWritableEntriesAreNamed(t *testing.T) {
 	}
 	if want := []string{"open", "spool"}; !slices.Equal(a.Writable, want) {
 		t.Fatalf("Writable %q, want %q", a.Writable, want)
+	}
+}
+
+// TestOpenReaderSpoolsTheStream: a tar on standard input, plain or
+// compressed, gives the tree's id; WriteTar reads the spool again, which is
+// private and goes with Close; a stream without a name, a zip, and one that
+// is refused leave nothing behind.
+func TestOpenReaderSpoolsTheStream(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	a, err := Open(linkedTree(t), "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := goTar(t, a.Source)
+	left := func(what string) {
+		t.Helper()
+		if des, _ := os.ReadDir(tmp); len(des) != 0 {
+			t.Errorf("%s: %s is left in the temporary directory", what, des[0].Name())
+		}
+	}
+	for _, f := range []format{formatTar, formatGzip, formatXz, formatZstd} {
+		b := plain
+		if f != formatTar {
+			b = compress(t, f, plain)
+		}
+		s, err := OpenReader(bytes.NewReader(b), OpenOptions{Name: "rt"})
+		if err != nil {
+			t.Fatalf("format %d: %v", f, err)
+		}
+		sameTree(t, "stream", a, s)
+		if s.Source != "-" || filepath.Dir(s.spool) != tmp {
+			t.Errorf("source %q, spool %q", s.Source, s.spool)
+		}
+		if fi, err := os.Stat(s.spool); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("spool: %v %v", fi.Mode(), err)
+		}
+		c, err := Open(unpack(t, writeTar(t, s), "tar"), "rt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameTree(t, "stream unpacked", a, c)
+		if err := s.Close(); err != nil || s.Close() != nil {
+			t.Fatalf("close: %v", err)
+		}
+		left("after Close")
+	}
+	if _, err := OpenReader(bytes.NewReader(plain), OpenOptions{}); !errors.Is(err, ErrNeedName) || err.Error() != "a stream has no file name: give --name" {
+		t.Errorf("no name: %v", err)
+	}
+	for what, b := range map[string][]byte{
+		"zip":   goZip(t, a.Source),
+		"cut":   compress(t, formatXz, plain)[:300],
+		"junk":  []byte("\x00\x01\x02junk"),
+		"empty": nil,
+	} {
+		_, err := OpenReader(bytes.NewReader(b), OpenOptions{Name: "rt"})
+		if !errors.Is(err, ErrArtifact) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", what, err)
+		}
+		if what == "zip" && !strings.Contains(err.Error(), "zip cannot be read from standard input") ||
+			what == "junk" && !strings.Contains(err.Error(), "unsupported archive format (unknown)") {
+			t.Errorf("%s: %v", what, err)
+		}
+		left(what)
+	}
+	var other Artifact
+	if other.Close() != nil || a.Close() != nil {
+		t.Error("Close of an artifact with no spool failed")
 	}
 }

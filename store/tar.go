@@ -2,8 +2,8 @@ package store
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bufio"
-	"compress/gzip"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -25,21 +25,48 @@ const (
 
 const blockSize = 512 // a tar block
 
-// readTar reads the archive's entries; with w set it also writes each
-// validated entry to w (the second pass, when uploading).
-func (a *Artifact) readTar(w *packer) error {
+// readArchive reads an archive file's entries, in whichever format its
+// first bytes say; with w set it also writes each validated entry to w (the
+// second pass, when uploading).
+func (a *Artifact) readArchive(w *packer) error {
 	f, err := os.Open(a.root)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == 0 {
 		return fmt.Errorf("%w: %s is an empty file, not an archive; build it again", ErrArtifact, a.Source)
 	}
-	r, gz, err := decompress(f)
+	br := bufio.NewReaderSize(f, 1<<16)
+	head, err := br.Peek(blockSize)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	ft := sniff(head)
+	switch {
+	case ft == formatUnknown:
+		return a.unsupported()
+	case ft == formatZip:
+		return a.readZip(f, fi.Size(), w)
+	case ft == formatXz && !xzEnded(f, fi.Size()):
+		return a.damaged(fmt.Errorf("no xz stream footer at its end: %w", io.ErrUnexpectedEOF))
+	}
+	r, done, err := decoder(ft, br)
 	if err != nil {
 		return a.damaged(err)
 	}
+	defer done()
+	return a.readTar(r, ft != formatTar, w)
+}
+
+// readTar reads a tar stream's entries, and writes them to w if set.
+// compressed says the stream is decoded, and the rest of the compressed
+// stream is read too.
+func (a *Artifact) readTar(r io.Reader, compressed bool, w *packer) error {
 	cr := &countingReader{r: r}
 	tr := tar.NewReader(cr)
 	files := map[string]Entry{}
@@ -68,9 +95,9 @@ func (a *Artifact) readTar(w *packer) error {
 	if cr.n-end < blockSize {
 		return fmt.Errorf("%w: %s has no end-of-archive marker: it is cut short; build it again", ErrArtifact, a.Source)
 	}
-	// A gzip stream is only known whole (length and checksum) at its end,
-	// which the tar reader stops short of.
-	if gz {
+	// A compressed stream is only known whole (length and checksum) at its
+	// end, which the tar reader stops short of.
+	if compressed {
 		if _, err := io.Copy(io.Discard, r); err != nil {
 			return a.damaged(err)
 		}
@@ -155,24 +182,21 @@ func modeBits(m int64) fs.FileMode {
 
 // damaged describes an archive that could not be read to its end.
 func (a *Artifact) damaged(err error) error {
+	var ce *codecError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %s is cut short (%v); build it again", ErrArtifact, a.Source, err)
-	case errors.Is(err, tar.ErrHeader), errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum):
+	case errors.Is(err, tar.ErrHeader):
 		return fmt.Errorf("%w: %s is damaged or not a tar archive (%v); build it again", ErrArtifact, a.Source, err)
+	case errors.Is(err, zip.ErrFormat):
+		// A zip's directory is at its end: a cut one has none.
+		return fmt.Errorf("%w: %s is damaged or cut short (%v); build it again", ErrArtifact, a.Source, err)
+	case errors.Is(err, zip.ErrAlgorithm):
+		return fmt.Errorf("%w: %s uses a compression method hoist cannot read (%v); make it with deflate", ErrArtifact, a.Source, err)
+	case errors.As(err, &ce), errors.Is(err, zip.ErrChecksum):
+		return fmt.Errorf("%w: %s is damaged (%v); build it again", ErrArtifact, a.Source, err)
 	}
 	return fmt.Errorf("%s: %w", a.Source, err)
-}
-
-// decompress returns the archive's tar stream, and whether it is gzipped.
-func decompress(f *os.File) (io.Reader, bool, error) {
-	br := bufio.NewReaderSize(f, 1<<16)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		return zr, true, err
-	}
-	return br, false, nil
 }
 
 // countingReader counts the bytes the tar reader has taken.
@@ -209,7 +233,7 @@ func (a *Artifact) WriteTar(w io.Writer) error {
 		}
 	} else {
 		again := &Artifact{Source: a.Source, Name: a.Name, root: a.root, keepSetuid: a.keepSetuid}
-		if err := again.readTar(pk); err != nil {
+		if err := again.readArchive(pk); err != nil {
 			return err
 		}
 		if err := again.finish(); err != nil || again.Digest != a.Digest {
