@@ -60,14 +60,16 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.
 // dialOnce makes one TCP connection and SSH handshake. retry reports that
 // the failure is one a new attempt may cure.
 func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, db *knownhosts.HostKeyDB) (
-	conn *activityConn, client *ssh.Client, retry bool, err error,
+	_ *activityConn, _ *ssh.Client, retry bool, err error,
 ) {
 	addr := t.addr()
 	raw, err := dialTCP(ctx, cfg, addr)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	conn = &activityConn{Conn: raw}
+	// A variable of its own, not a result: the AfterFunc below may read
+	// it while this function returns.
+	conn := &activityConn{Conn: raw}
 	check := &hostKeyCheck{db: db, file: cfg.KnownHostsFile, accept: cfg.AcceptNewHostKey}
 	config := &ssh.ClientConfig{
 		User:              t.user,

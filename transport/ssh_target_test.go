@@ -16,9 +16,9 @@ import (
 type sshVerdict int
 
 const (
-	// sshSame: ssh(1) reads the same user, host and port, or refuses the
-	// target too.
-	sshSame sshVerdict = iota
+	// The zero value, which most cases leave: ssh(1) reads the same user,
+	// host and port, or refuses the target too.
+	_ sshVerdict = iota
 	// sshMayRefuse: hoist takes the target; ssh(1) may refuse it (why says
 	// why), and if it takes it, it must read the same user, host and port.
 	sshMayRefuse
