@@ -5,16 +5,19 @@ GO      ?= go
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
 # Packages the tests need: real OpenSSH, the login shells hoist is tested
 # under, busybox for a busybox userland, util-linux for namespaces, acl for
-# stores with ACLs, shellcheck for make lint.
-TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl shellcheck
-TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl shellcheck
+# stores with ACLs, xz, zstd and zip for archives users have, shellcheck for
+# make lint.
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip shellcheck
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip shellcheck
 
 .PHONY: all build demo test deps unit e2e bench lint clean
 
 all: build
 
+# The version is stamped from git (tag, or commit, and "-dirty" for local
+# changes); hoist version falls back to the build info without it.
 build:
-	$(GO) build -o bin/hoist ./cmd/hoist
+	$(GO) build -ldflags "-X main.buildVersion=$$(git describe --always --dirty 2>/dev/null || echo dev)" -o bin/hoist ./cmd/hoist
 
 # The main job on the built-in local target: no ssh, no setup. A small
 # runtime is pushed, activated, replaced, rolled back and collected; the store

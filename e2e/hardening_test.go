@@ -619,7 +619,8 @@ func TestUnpackOnFullDiskSaysWhy(t *testing.T) {
 			}
 		}
 	}
-	r := c.run("push", many, "--name", "many", "--activate")
+	// -q: stderr holds the error only, not the lines of the upload's progress.
+	r := c.run("-q", "push", many, "--name", "many", "--activate")
 	line := strings.TrimSuffix(r.stderr, "\n")
 	t.Logf("%d bytes: %.300s", len(line), line)
 	if stages, _ := filepath.Glob(filepath.Join(dir, "runtimes", ".stage-*")); len(stages) > 0 {

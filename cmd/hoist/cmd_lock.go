@@ -2,47 +2,65 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/lock"
 )
 
-func (a *app) cmdLock(cmd string) int {
+func (a *app) lockCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "lock",
+		Short: "show, take, release or break the store lock",
+		Long: `lock works on the store lock of each host: status reads it, acquire takes it
+for a manual hold and prints its token, release gives it back, break removes
+a lock no one can be holding any more.`,
+		Example: `  hoist -H web1 lock status
+  token=$(hoist -H web1 lock acquire -m "db migration")
+  hoist -H web1 lock release --token "$token"`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(c, args[0])
+			}
+			return nil
+		},
+		// hoist lock alone shows this help: it is not an error.
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	c.AddCommand(a.lockStatusCommand(), a.lockAcquireCommand(), a.lockReleaseCommand(), a.lockBreakCommand())
+	return c
+}
+
+// lockFleet runs fn on every host, stopping on the first interrupt and
+// exiting on the second.
+func (a *app) lockFleet(fn func(ctx context.Context, l *lock.Lock) result) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sig := a.interrupted(ctx, func(os.Signal) { cancel() }, func(s os.Signal) { os.Exit(signalExit(s)) })
-	var code int
-	switch cmd {
-	case "lock status":
-		code = a.fleet(ctx, a.lockStatus)
-	case "lock acquire":
-		code = a.fleet(ctx, a.lockAcquire)
-	case "lock release":
-		code = a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
-			if err := l.Release(ctx, a.token); err != nil {
-				return result{err: err}
-			}
-			a.say(l.Host().Name(), "released")
-			return result{json: map[string]any{"released": true}}
-		})
-	case "lock break":
-		code = a.fleet(ctx, a.lockBreak)
-	default:
-		return a.usage(usageErr("unknown command %q (lock takes status, acquire, release or break)", cmd))
+	a.interrupted(ctx, func(os.Signal) { cancel() }, func(s os.Signal) { os.Exit(signalExit(s)) })
+	return a.fleet(ctx, fn)
+}
+
+func (a *app) lockStatusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "show the store lock: free or held, by whom, since when, stale or not",
+		Long: `status shows the store lock of each host: free or held, the owner token, who
+holds it (user@host, command, hoist version), since when, its age, and
+whether a rule lets anyone take it now, and why. It changes nothing.`,
+		Example: `  hoist -H web1 lock status
+  hoist -H web1,web2 lock status --json`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return a.lockFleet(a.lockStatus) },
 	}
-	if s := sig(); s != 0 {
-		return s
-	}
-	return code
 }
 
 func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 	s, err := l.Status(ctx)
 	if err != nil {
-		return result{err: err}
+		return result{outcome: outcome{err: err}}
 	}
 	r := result{json: stateJSON(s)}
 	name := l.Host().Name()
@@ -67,87 +85,46 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 	return r
 }
 
-// lockAcquire takes a manual hold and prints its token. If this process is
-// interrupted after the host confirmed the hold, the hold is released again
-// (owner-checked) before exiting.
-func (a *app) lockAcquire(ctx context.Context, l *lock.Lock) result {
-	name := l.Host().Name()
-	var mu sync.Mutex
-	var confirmed string
-	ev := a.waitEvents(name)
-	ev.Acquired = func(token string) {
-		a.debug(name, "the host holds the lock for us (token %s)", token)
-		mu.Lock()
-		confirmed = token
-		mu.Unlock()
-	}
-	var held *lock.Held
-	var err error
-	if a.try {
-		held, err = l.TryAcquire(ctx, ev)
-	} else {
-		held, err = l.Acquire(ctx, a.wait, ev)
-	}
-	a.clearLive()
-	if ctx.Err() != nil {
-		mu.Lock()
-		token := confirmed
-		mu.Unlock()
-		if token != "" {
-			rctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			if rerr := l.Release(rctx, token); rerr == nil {
-				a.say(name, "interrupted: released the lock it had just taken")
-			} else {
-				a.say(name, "interrupted: could not release token %s: %v", token, rerr)
-			}
-		}
-		if token == "" {
-			a.say(name, "interrupted: stopped waiting; nothing is held")
-		}
-		return result{json: map[string]any{"interrupted": true}}
-	}
-	if err != nil {
-		return result{err: err}
-	}
-	r := result{json: map[string]any{"token": held.Token}}
-	if a.multi {
-		r.data = name + " " + held.Token
-	} else {
-		r.data = held.Token
-	}
-	if held.Stolen != nil {
-		r.json["stolen"] = stateJSON(*held.Stolen)
-	}
-	return r
-}
+type releaseOptions struct{ token string }
 
-func (a *app) lockBreak(ctx context.Context, l *lock.Lock) result {
-	s, err := l.Break(ctx, a.force, a.token)
-	if err != nil {
-		r := result{err: err}
-		if s.Locked {
-			r.err = fmt.Errorf("%w: held by %s; %s", err, s.Describe(), s.Reason())
-		}
-		return r
-	}
-	a.say(l.Host().Name(), "broke the lock of %s (%s)", s.Describe(), s.Reason())
-	return result{json: map[string]any{"broken": stateJSON(s)}}
-}
-
-// waitEvents says once per holder who holds the lock, since when and for
-// what, keeps a live line on a terminal, and says why a lock was taken over.
-func (a *app) waitEvents(host string) lock.Events {
-	return lock.Events{
-		Waiting: func(s lock.State) {
-			if a.wait == 0 || a.try {
-				return // one attempt: the busy error says it all
+func (a *app) lockReleaseCommand() *cobra.Command {
+	var o releaseOptions
+	c := &cobra.Command{
+		Use:   "release --token TOKEN",
+		Short: "release a manual hold, only if the lock still carries TOKEN",
+		Long: `release removes the lock of each host if, and only if, it still carries
+TOKEN, the token lock acquire printed. A lock with another token is left
+alone.`,
+		Example: `  hoist -H web1 lock release --token "$token"`,
+		Args:    noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if o.token == "" {
+				return usageErr("lock release needs --token TOKEN (the token lock acquire printed)")
 			}
-			a.say(host, "waiting for the store lock, held by %s (%s)", s.Describe(), s.Reason())
-			a.startLive(host, a.wait)
-		},
-		Stole: func(s lock.State) {
-			a.say(host, "took over the store lock of %s: %s", s.Describe(), s.Reason())
+			return a.lockFleet(func(ctx context.Context, l *lock.Lock) result {
+				if err := l.Release(ctx, o.token); err != nil {
+					return result{outcome: outcome{err: releaseError(o.token, err)}}
+				}
+				a.say(l.Host().Name(), "released")
+				return result{json: map[string]any{"released": true}}
+			})
 		},
 	}
+	c.Flags().StringVar(&o.token, "token", "", "the owner `TOKEN` of the hold")
+	return c
+}
+
+// releaseError says that a release found another token: for a release, a
+// *lock.LostError means exactly that the lock carries another token (for
+// run it means the lock was taken over: "lock lost").
+func releaseError(token string, err error) error {
+	var lost *lock.LostError
+	if !errors.As(err, &lost) {
+		return err
+	}
+	holder := "the lock was removed"
+	if lost.Holder.Locked {
+		holder = "held by " + lost.Holder.Describe()
+	}
+	return fmt.Errorf("the token %s does not match the holder's (%s); check with hoist lock status", token, holder)
 }

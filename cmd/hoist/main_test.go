@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,6 +23,9 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOIST_ROOT", env.WorkDir+"/root")
+			// Under -race every hoist the scripts run would sleep a second
+			// as it exits (the race runtime's default atexit_sleep_ms).
+			env.Setenv("GORACE", strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -43,6 +49,18 @@ func TestScripts(t *testing.T) {
 				if got != want {
 					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 				}
+			},
+			// capture VAR REGEXP: VAR is the first group of REGEXP's first
+			// match in the last command's stdout.
+			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: capture VAR REGEXP")
+				}
+				m := regexp.MustCompile("(?m)" + args[1]).FindStringSubmatch(ts.ReadFile("stdout"))
+				if len(m) < 2 {
+					ts.Fatalf("capture: no match for %s in stdout", args[1])
+				}
+				ts.Setenv(args[0], m[1])
 			},
 		},
 	})

@@ -1,109 +1,207 @@
 package main
 
 import (
-	"fmt"
+	"bytes"
+	"context"
 	"io"
-	"sort"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/vbauerster/mpb/v8"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/transport"
 )
 
-// bars draws one upload progress bar per host on a terminal: stderr only,
-// never with --json, and nothing at all when stderr is not a terminal.
-type bars struct {
-	mu    sync.Mutex
-	w     io.Writer
-	on    bool
-	state map[string][2]int64 // host → sent, total
-	start time.Time
-	lines int
-	tick  *time.Ticker
-	quit  chan struct{}
+// progress shows each host's push. On a terminal, mpb draws one bar per
+// host with the bytes sent of the total, the rate and the time left; once
+// the upload is done the bar names the step the host is at: verifying and
+// unpacking, waiting for the lock held by someone, promoting, then the
+// result. Elsewhere (a CI log, or a terminal of unknown width), each change
+// of step is one plain line, with no redraws. -q shows neither.
+//
+// The bars are drawn on demand (mpb.WithManualRefresh) so that a message
+// written above them (console.Write, through mpb) is on the screen at the
+// next frame and never lost when the bars stop.
+type progress struct {
+	a       *app
+	mode    int // progressOff, progressPlain, progressBars
+	p       *mpb.Progress
+	refresh chan any
+	quit    chan struct{}
+	mu      sync.Mutex
+	hosts   []*hostBar
 }
 
-func (a *app) newBars() *bars {
-	b := &bars{w: a.stderr, on: a.stderrTTY && !a.json && !a.quiet, state: map[string][2]int64{}, start: time.Now()}
-	if b.on {
-		b.tick, b.quit = time.NewTicker(200*time.Millisecond), make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-b.tick.C:
-					b.draw()
-				case <-b.quit:
-					return
-				}
-			}
-		}()
+const (
+	progressOff = iota
+	progressPlain
+	progressBars
+)
+
+func (a *app) newProgress() *progress {
+	pr := &progress{a: a, mode: progressPlain}
+	switch {
+	case a.g.quiet:
+		pr.mode = progressOff
+	case a.con.tty && a.con.cols > 0:
+		pr.mode = progressBars
+		pr.start(a.con.w)
 	}
-	return b
+	return pr
 }
 
-// progress returns the callback for one host's upload.
-func (b *bars) progress(host string) func(sent, total int64) {
-	if !b.on {
-		return nil
-	}
-	return func(sent, total int64) {
-		b.mu.Lock()
-		b.state[host] = [2]int64{sent, total}
-		b.mu.Unlock()
-	}
-}
-
-// done removes a host's bar.
-func (b *bars) done(host string) {
-	if !b.on {
-		return
-	}
-	b.mu.Lock()
-	delete(b.state, host)
-	b.mu.Unlock()
-	b.draw()
-}
-
-func (b *bars) stop() {
-	if !b.on {
-		return
-	}
-	b.tick.Stop()
-	close(b.quit)
-	b.mu.Lock()
-	b.state = map[string][2]int64{}
-	b.mu.Unlock()
-	b.draw()
-}
-
-func (b *bars) draw() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out strings.Builder
-	if b.lines > 0 {
-		fmt.Fprintf(&out, "\033[%dF", b.lines) // back to the first bar
-	}
-	hosts := make([]string, 0, len(b.state))
-	for h := range b.state {
-		hosts = append(hosts, h)
-	}
-	sort.Strings(hosts)
-	secs := time.Since(b.start).Seconds()
-	for _, h := range hosts {
-		st := b.state[h]
-		frac := 0.0
-		if st[1] > 0 {
-			frac = min(1, float64(st[0])/float64(st[1]))
+// start draws bars on w, refreshed every 150 ms.
+func (pr *progress) start(w io.Writer) {
+	pr.refresh, pr.quit = make(chan any), make(chan struct{})
+	pr.p = mpb.New(mpb.WithOutput(w), mpb.WithManualRefresh(pr.refresh), mpb.WithWidth(100))
+	pr.a.con.bars(writerFunc(func(b []byte) (int, error) {
+		n, err := pr.p.Write(b)
+		if err == nil {
+			pr.redraw()
 		}
-		fill := int(frac * 30)
-		fmt.Fprintf(&out, "\033[K%s [%s%s] %3.0f%% %s %s/s\n", h, strings.Repeat("=", fill), strings.Repeat(" ", 30-fill),
-			frac*100, size(st[0]), size(int64(float64(st[0])/max(secs, 0.001))))
+		return n, err
+	}))
+	pr.a.mu.Lock()
+	if pr.a.stdoutTTY {
+		pr.a.held = new(bytes.Buffer) // results after the bars, not through them
 	}
-	for i := len(hosts); i < b.lines; i++ {
-		out.WriteString("\033[K\n")
+	pr.a.mu.Unlock()
+	go func() {
+		t := time.NewTicker(150 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-pr.quit:
+				return
+			case <-t.C:
+				pr.redraw()
+			}
+		}
+	}()
+}
+
+// redraw asks for a frame, unless the bars are stopping.
+func (pr *progress) redraw() {
+	select {
+	case pr.refresh <- nil:
+	case <-pr.quit:
 	}
-	if extra := b.lines - len(hosts); extra > 0 {
-		fmt.Fprintf(&out, "\033[%dF", extra)
+}
+
+// stop ends the bars (the last frame shows every host's result) and prints
+// what stdout kept back meanwhile.
+func (pr *progress) stop() {
+	if pr.mode != progressBars {
+		return
 	}
-	b.lines = len(hosts)
-	b.w.Write([]byte(out.String()))
+	pr.a.con.bars(nil)
+	pr.mu.Lock()
+	for _, h := range pr.hosts {
+		h.finish("stopped", false)
+	}
+	pr.mu.Unlock()
+	pr.refresh <- nil
+	close(pr.quit)
+	pr.p.Wait()
+	pr.a.mu.Lock()
+	defer pr.a.mu.Unlock()
+	if pr.a.held != nil {
+		pr.a.stdout.Write(pr.a.held.Bytes())
+		pr.a.held = nil
+	}
+}
+
+// host returns the progress of one host's push, which waits up to wait for
+// the lock.
+func (pr *progress) host(name string, wait time.Duration) *hostBar {
+	h := &hostBar{pr: pr, name: name, wait: wait}
+	pr.mu.Lock()
+	pr.hosts = append(pr.hosts, h)
+	pr.mu.Unlock()
+	return h
+}
+
+// events are the lock events of a push on h: the wait is said once per
+// holder, as for every command, and each step changes the bar or prints a
+// line.
+func (h *hostBar) events() lock.Events {
+	a := h.pr.a
+	return lock.Events{
+		Waiting: func(s lock.State) {
+			h.uploadEnded()
+			if h.wait != 0 {
+				a.say(h.name, "waiting for the store lock, held by %s (%s)", s.Describe(), s.Reason())
+			}
+			who := "another client" // the line above says more; the bar stays short
+			if s.RecordOK && s.Record.Who != "" {
+				who = s.Record.Who
+			}
+			h.step("waiting for the lock held by "+who, false)
+		},
+		Stole: func(s lock.State) {
+			a.say(h.name, "took over the store lock of %s: %s", s.Describe(), s.Reason())
+		},
+		Acquired: func(string) {
+			h.uploadEnded()
+			if h.uploading() {
+				h.step("promoting", true)
+			} else {
+				h.step("activating", true)
+			}
+		},
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// ended is called when the upload to host returned successfully.
+func (pr *progress) ended(host string) {
+	pr.mu.Lock()
+	var h *hostBar
+	for _, x := range pr.hosts {
+		if x.name == host {
+			h = x
+		}
+	}
+	pr.mu.Unlock()
+	if h != nil {
+		h.uploadEnded()
+	}
+}
+
+// watchUpload is a host's transport during a push: it tells progress when
+// the upload has ended, which store.PushOptions.Progress cannot (its last
+// call looks like any other).
+type watchUpload struct {
+	transport.Transport
+	up    transport.Uploader
+	ended func()
+}
+
+func (w watchUpload) Upload(ctx context.Context, path string, r io.Reader) (int64, error) {
+	n, err := w.up.Upload(ctx, path, r)
+	if err == nil {
+		w.ended()
+	}
+	return n, err
+}
+
+// RTT passes the transport's round-trip time on to remote's log records.
+func (w watchUpload) RTT() time.Duration {
+	if rt, ok := w.Transport.(interface{ RTT() time.Duration }); ok {
+		return rt.RTT()
+	}
+	return 0
+}
+
+// watch wraps t, when it can upload, so that the end of its upload shows.
+func (pr *progress) watch(t transport.Transport) transport.Transport {
+	up, ok := t.(transport.Uploader)
+	if !ok {
+		return t
+	}
+	return watchUpload{Transport: t, up: up, ended: func() { pr.ended(t.Target()) }}
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+type acquireOptions struct {
+	wait    time.Duration
+	message string
+	try     bool
+}
+
+func (a *app) lockAcquireCommand() *cobra.Command {
+	o := acquireOptions{wait: defaultWait}
+	c := &cobra.Command{
+		Use:   "acquire [--wait D] [-m TEXT] [--try]",
+		Short: "take the lock for a manual hold; prints the token",
+		Long: `acquire takes the store lock of each host for a manual hold and prints its
+owner token, which lock release needs. It waits on the host up to --wait;
+--try makes one attempt and never creates the store. Interrupted, it
+releases what it had just taken.`,
+		Example: `  token=$(hoist -H web1 lock acquire -m "db migration")
+  hoist -H web1 lock acquire --try`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if len(o.message) > shellcmd.MaxField {
+				return usageErr("--message is longer than %d bytes", shellcmd.MaxField)
+			}
+			return a.lockFleet(func(ctx context.Context, l *lock.Lock) result { return a.lockAcquire(ctx, l, o) })
+		},
+	}
+	f := c.Flags()
+	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
+	f.StringVarP(&o.message, "message", "m", "", "why the lock is held, shown to others (`TEXT`)")
+	f.BoolVar(&o.try, "try", false, "one attempt; never create the store")
+	return c
+}
+
+// lockAcquire takes a manual hold and prints its token. If this process is
+// interrupted after the host confirmed the hold, the hold is released again
+// (owner-checked) before exiting.
+func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) result {
+	l.Owner.Message = o.message
+	name := l.Host().Name()
+	var mu sync.Mutex
+	var confirmed string
+	wait := o.wait
+	if o.try {
+		wait = 0
+	}
+	ev := a.waitEvents(name, wait)
+	ev.Acquired = func(token string) {
+		a.con.clearLive()
+		a.log.Debug("the host holds the lock for us", "host", name, "token", token)
+		mu.Lock()
+		confirmed = token
+		mu.Unlock()
+	}
+	var held *lock.Held
+	var err error
+	if o.try {
+		held, err = l.TryAcquire(ctx, ev)
+	} else {
+		held, err = l.Acquire(ctx, o.wait, ev)
+	}
+	a.con.clearLive()
+	if ctx.Err() != nil {
+		mu.Lock()
+		token := confirmed
+		mu.Unlock()
+		if token == "" {
+			a.say(name, "interrupted: stopped waiting; nothing is held")
+			return result{json: map[string]any{"interrupted": true}}
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if rerr := l.Release(rctx, token); rerr == nil {
+			a.say(name, "interrupted: released the lock it had just taken")
+		} else {
+			a.say(name, "interrupted: could not release token %s: %v", token, rerr)
+		}
+		return result{json: map[string]any{"interrupted": true}}
+	}
+	if err != nil {
+		return result{outcome: outcome{err: err}}
+	}
+	r := result{json: map[string]any{"token": held.Token}}
+	if a.multi {
+		r.data = name + " " + held.Token
+	} else {
+		r.data = held.Token
+	}
+	if held.Stolen != nil {
+		r.json["stolen"] = stateJSON(*held.Stolen)
+	}
+	return r
+}
+
+type breakOptions struct {
+	force bool
+	token string
+}
+
+func (a *app) lockBreakCommand() *cobra.Command {
+	var o breakOptions
+	c := &cobra.Command{
+		Use:   "break [--force --token TOKEN]",
+		Short: "remove a stale or previous-boot lock; with --force, the lock of TOKEN",
+		Long: `break removes the store lock of each host if a rule lets anyone take it: it
+is stale (untouched for 20 minutes) or was recorded on a previous boot. With
+--force --token TOKEN it removes the lock whose token is TOKEN whatever its
+age (- names a lock without a readable record): only when you know its
+holder is gone.`,
+		Example: `  hoist -H web1 lock break
+  hoist -H web1 lock break --force --token 0f0e0d0c-0b0a-4908-8706-050403020100`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if o.force && o.token == "" {
+				return usageErr("--force needs --token TOKEN (see hoist lock status)")
+			}
+			return a.lockFleet(func(ctx context.Context, l *lock.Lock) result {
+				s, err := l.Break(ctx, o.force, o.token)
+				if err != nil {
+					if s.Locked {
+						err = fmt.Errorf("%w: held by %s; %s", err, s.Describe(), s.Reason())
+					}
+					return result{outcome: outcome{err: err}}
+				}
+				a.say(l.Host().Name(), "broke the lock of %s (%s)", s.Describe(), s.Reason())
+				return result{json: map[string]any{"broken": stateJSON(s)}}
+			})
+		},
+	}
+	c.Flags().BoolVar(&o.force, "force", false, "break the lock of --token even if it is not stale")
+	c.Flags().StringVar(&o.token, "token", "", "the owner `TOKEN` of the lock to break (- for one without a readable record)")
+	return c
+}

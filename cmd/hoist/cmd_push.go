@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoistdev/hoist/store"
+)
+
+type pushOptions struct {
+	name       string
+	activate   bool
+	keepSetuid bool
+	wait       time.Duration
+}
+
+func (a *app) pushCommand() *cobra.Command {
+	o := pushOptions{wait: defaultWait}
+	c := &cobra.Command{
+		Use:   "push ARTIFACT|-",
+		Short: "install a directory, an archive or a tar on stdin as a runtime",
+		Long: `push installs ARTIFACT on each host as runtime <name>-<digest>: a directory, a
+.tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip file, or - for a tar (plain or
+compressed) on standard input, which needs --name. The same tree always gets
+the same id; a runtime already on a host costs one host command and uploads
+nothing. The upload happens outside the lock; the promotion waits for it.
+Setuid and setgid bits are stripped unless --keep-setuid.`,
+		Example: `  hoist -H deploy@web1 push ./node-v22-linux-x64.tar.gz --activate
+  hoist -H web1,web2 push ./build -n app --activate
+  git archive HEAD | hoist -H web1 push - --name app`,
+		Args: exactArgs(1, "ARTIFACT|- (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst, .zip, or - for a tar on standard input)"),
+		RunE: func(_ *cobra.Command, args []string) error { return a.push(args[0], o) },
+	}
+	f := c.Flags()
+	f.StringVarP(&o.name, "name", "n", "", "runtime `NAME` (default: the artifact's file name without its extension)")
+	f.BoolVar(&o.activate, "activate", false, "switch current to the runtime once it is in place")
+	f.BoolVar(&o.keepSetuid, "keep-setuid", false, "keep setuid and setgid bits (stripped by default)")
+	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
+	return c
+}
+
+func (a *app) push(source string, o pushOptions) error {
+	if o.name != "" && !store.ValidName(o.name) {
+		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
+	}
+	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid}
+	var art *store.Artifact
+	var err error
+	if source == "-" {
+		if o.name == "" {
+			return usageErr("push -: a stream has no file name; give --name")
+		}
+		art, err = store.OpenReader(os.Stdin, opts)
+	} else {
+		art, err = store.OpenWith(source, opts)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; nothing was sent to any host", err)
+	}
+	defer art.Close()
+	a.log.Debug("artifact", "id", art.ID(), "entries", len(art.Entries), "bytes", art.Size, "digest", art.Digest)
+	if len(art.Stripped) > 0 {
+		a.note("%s: setuid and setgid removed from %s (push --keep-setuid keeps them)", source, listOrNone(art.Stripped))
+	}
+	if len(art.Writable) > 0 {
+		a.note("%s: installed writable by others, as the artifact says: %s", source, listOrNone(art.Writable))
+	}
+	bars := a.newProgress()
+	defer bars.stop()
+	a.uploads = bars
+	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
+		name := s.Lock().Host().Name()
+		h := bars.host(name, o.wait)
+		res, err := s.Push(ctx, art, store.PushOptions{
+			Activate: o.activate,
+			Wait:     o.wait,
+			Events:   h.events(),
+			Stop:     stop,
+			Progress: h.progress,
+		})
+		r := result{outcome: outcome{err: err}, json: map[string]any{"id": art.ID(), "stripped": art.Stripped, "writable": art.Writable}}
+		if res == nil {
+			h.finish("failed", false)
+			return r
+		}
+		a.log.Debug("pushed", "host", name, "id", art.ID(), "uploaded_bytes", res.Uploaded, "present", res.Present,
+			"promoted", res.Promoted, "activated", res.Activated, "execs", res.Execs)
+		r.json["present"], r.json["promoted"], r.json["uploaded_bytes"] = res.Present, res.Promoted, res.Uploaded
+		r.json["activated"], r.json["previous"], r.json["execs"] = res.Activated, res.Previous, res.Execs
+		if err != nil {
+			h.finish("failed", false)
+			return r
+		}
+		var what []string
+		if res.Present {
+			what = append(what, "already present, nothing uploaded")
+		} else {
+			what = append(what, "uploaded "+size(res.Uploaded))
+		}
+		if res.Promoted {
+			what = append(what, "promoted")
+		}
+		if res.Activated {
+			what = append(what, "active")
+		}
+		h.finish(strings.Join(what, ", "), true)
+		r.data = fmt.Sprintf("%s: %s %s", name, art.ID(), strings.Join(what, ", "))
+		return r
+	})
+}

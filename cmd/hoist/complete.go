@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// completionCommand is "hoist completion SHELL": cobra's scripts, which
+// complete commands and flags, and runtimes through completeRuntimes.
+func (a *app) completionCommand(root *cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "completion SHELL",
+		Short: "print the shell completion script for bash, zsh, fish or powershell",
+		Long: `completion prints a script that makes your shell complete hoist's commands,
+flags, and the runtimes of the host named by -H for activate, pin, unpin and
+rollback --to (asked with a 2-second timeout; nothing is offered if the host
+does not answer).`,
+		Example: `  source <(hoist completion bash)
+  hoist completion zsh >"${fpath[1]}/_hoist"
+  hoist completion fish >~/.config/fish/completions/hoist.fish`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(c, args[0])
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	for _, sh := range []struct {
+		name string
+		gen  func(io.Writer) error
+		load string
+	}{
+		{"bash", func(w io.Writer) error { return root.GenBashCompletionV2(w, true) }, "source <(hoist completion bash)"},
+		{"zsh", root.GenZshCompletion, `hoist completion zsh >"${fpath[1]}/_hoist"`},
+		{"fish", func(w io.Writer) error { return root.GenFishCompletion(w, true) }, "hoist completion fish | source"},
+		{"powershell", root.GenPowerShellCompletionWithDesc, "hoist completion powershell | Out-String | Invoke-Expression"},
+	} {
+		c.AddCommand(&cobra.Command{
+			Use:               sh.name,
+			Short:             "the completion script for " + sh.name,
+			Example:           "  " + sh.load,
+			Args:              noArgs,
+			ValidArgsFunction: cobra.NoFileCompletions,
+			RunE:              func(*cobra.Command, []string) error { return sh.gen(a.stdout) },
+		})
+	}
+	return c
+}
+
+// completeTimeout bounds a completion that asks a host.
+const completeTimeout = 2 * time.Second
+
+// completeRuntimes offers the ids and names of the runtimes on the first
+// target (-H, else local), dialled with completeTimeout; on any failure it
+// offers nothing. It never records a host key.
+func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	none := cobra.ShellCompDirectiveNoFileComp
+	if len(args) > 0 {
+		return nil, none
+	}
+	targets, err := a.targets()
+	if err != nil {
+		return nil, none
+	}
+	root, err := a.storeRoot()
+	if err != nil {
+		return nil, none
+	}
+	// The dial is bounded by its own timeouts; the context, a little
+	// longer, bounds the listing (and never cuts a handshake short, which
+	// races in the transport's dial).
+	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout+time.Second)
+	defer cancel()
+	var t transport.Transport = &transport.Local{}
+	if targets[0] != transport.LocalTarget {
+		cfg, err := a.sshConfig(targets[0])
+		if err != nil {
+			return nil, none
+		}
+		cfg.AcceptNewHostKey, cfg.DialTimeout, cfg.HandshakeTimeout = false, completeTimeout, completeTimeout
+		if t, err = transport.DialSSH(ctx, cfg); err != nil {
+			return nil, none
+		}
+	}
+	defer t.Close()
+	list, err := store.New(lock.New(remote.New(t), root)).List(ctx)
+	if err != nil {
+		return nil, none
+	}
+	var out []cobra.Completion
+	names := map[string]bool{}
+	for _, rt := range list { // newest first: a name means its first runtime
+		if strings.HasPrefix(rt.ID, prefix) {
+			out = append(out, cobra.CompletionWithDesc(rt.ID, fmt.Sprintf("%s, %s", rt.Name, size(rt.Size))))
+		}
+		if !names[rt.Name] && strings.HasPrefix(rt.Name, prefix) {
+			names[rt.Name] = true
+			out = append(out, cobra.CompletionWithDesc(rt.Name, "the newest "+rt.Name+": "+rt.ID))
+		}
+	}
+	return out, none
+}

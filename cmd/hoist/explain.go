@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// explain adds what to do to library errors that do not already say it.
+func explain(err error) string {
+	var busy *lock.BusyError
+	var lost *lock.LostError
+	switch {
+	case errors.Is(err, transport.ErrUnknownOutcome):
+		return fmt.Sprintf("%v; the host may still be acting on it and releases the lock by itself; check with hoist lock status", err)
+	case errors.As(err, &busy):
+		return fmt.Sprintf("%v; wait longer with --wait, or see hoist lock status", err)
+	case errors.As(err, &lost):
+		return fmt.Sprintf("%v; the hold was taken over (stale, previous boot or broken) and the new holder was left alone", err)
+	case errors.Is(err, lock.ErrNoStore):
+		return err.Error() + "; nothing was created"
+	case errors.Is(err, lock.ErrNotHeld):
+		return err.Error() + "; nothing to do"
+	case errors.Is(err, lock.ErrNotStealable):
+		return err.Error() + "; wait for it, or break it with --force --token TOKEN if you know its holder is gone"
+	case errors.Is(err, lock.ErrNotOwner):
+		return err.Error() + "; check the token with hoist lock status"
+	case errors.Is(err, lock.ErrAbandoned):
+		return err.Error() + "; nothing is held"
+	case errors.Is(err, store.ErrNotFound):
+		return err.Error() + "; see hoist list"
+	}
+	return err.Error()
+}
+
+// commandLine is the command line for the lock's owner record.
+func commandLine(args []string) string {
+	// The record is readable by whoever can read the store: a command run
+	// under the lock is named by its program only, since its arguments may
+	// carry secrets.
+	for i, a := range args {
+		if a == "--" && i+2 < len(args) {
+			args = append(args[:i+2:i+2], "…")
+			break
+		}
+	}
+	s := "hoist " + strings.Join(args, " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// printable makes every line of text safe for a terminal: names, records
+// and errors may come from a host or from another user of it, and must not
+// carry control sequences (shellcmd.Printable). Line breaks between rows
+// stay.
+func printable(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = shellcmd.Printable(l)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/store"
+)
+
+// result is what one host came to.
+type result struct {
+	host string
+	outcome
+	// signal: the command was interrupted there (exit 129, 130 or 143).
+	signal os.Signal
+	// data is a line of data for stdout (not with --json); with table, a
+	// block of lines, headed by the host when there are several.
+	data  string
+	table bool
+	json  map[string]any // fields for --json
+}
+
+// fleet runs fn on every target, --parallel at a time, each host with its
+// own connection, and prints one result per host as it completes. A slow
+// or dead host holds up no other. The outcomes, in the order the targets
+// were given, decide the exit status.
+func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
+	targets, err := a.targets()
+	if err != nil {
+		return err
+	}
+	root, err := a.storeRoot()
+	if err != nil {
+		return err
+	}
+	if _, err := a.sshConfig("x"); err != nil {
+		return err
+	}
+	a.multi = len(targets) > 1
+	outcomes := make([]outcome, len(targets))
+	sem := make(chan struct{}, a.g.parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, t := range targets {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := a.onHost(ctx, t, root, fn)
+			mu.Lock()
+			defer mu.Unlock()
+			a.report(r)
+			outcomes[i] = r.outcome
+		})
+	}
+	wg.Wait()
+	a.mu.Lock()
+	a.outcomes = outcomes
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn func(context.Context, *lock.Lock) result) result {
+	t, err := a.connect(ctx, target)
+	if err != nil {
+		return result{host: target, outcome: outcome{err: err}}
+	}
+	defer t.Close()
+	if a.uploads != nil {
+		t = a.uploads.watch(t)
+	}
+	h := remote.New(t)
+	h.Logger = a.hostLogger()
+	l := lock.New(h, root)
+	l.Owner.Version = version()
+	l.Owner.Command = commandLine(a.args)
+	r := fn(ctx, l)
+	r.host = t.Target()
+	return r
+}
+
+// report prints one host's result: data on stdout, errors on stderr, or one
+// JSON object per host.
+func (a *app) report(r result) {
+	a.con.clearLive()
+	if a.g.json {
+		sig := r.signal
+		if sig == nil {
+			sig = a.caught()
+		}
+		code := exitStatus(verdict{signal: sig, hosts: []outcome{r.outcome}})
+		obj := map[string]any{"host": r.host, "ok": r.err == nil, "exit": code}
+		for k, v := range r.json {
+			obj[k] = v
+		}
+		if r.err != nil {
+			obj["error"] = r.err.Error()
+		}
+		a.data(jsonLine(obj))
+		return
+	}
+	if r.data != "" {
+		text := printable(r.data) + "\n"
+		if r.table && a.multi {
+			text = printable(r.host) + ":\n" + text
+			if a.printed {
+				text = "\n" + text // a blank line between tables
+			}
+		}
+		a.data(text)
+	}
+	if r.err != nil {
+		a.con.line(fmt.Sprintf("hoist: %s: %s", printable(r.host), printable(explain(r.err))))
+	}
+}
+
+// data writes to stdout, or keeps it back while upload bars are drawn on
+// the same terminal (see progress).
+func (a *app) data(text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.printed = true
+	if a.held != nil {
+		a.held.WriteString(text)
+		return
+	}
+	fmt.Fprint(a.stdout, text)
+}
+
+// stopGrace is how long hoist waits, after asking the host to stop, before
+// it gives up on its own.
+const stopGrace = 10 * time.Second
+
+// storeCommand runs fn on every host with the store. The first interrupt
+// closes stop (the host stops waiting for the lock, an upload stops) and
+// gives up after stopGrace; a second one gives up at once.
+func (a *app) storeCommand(fn func(ctx context.Context, s *store.Store, stop <-chan struct{}) result) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	a.interrupted(ctx, func(os.Signal) { close(stop); time.AfterFunc(stopGrace, cancel) }, func(os.Signal) { cancel() })
+	return a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
+		return fn(ctx, store.New(l), stop)
+	})
+}
+
+// waitEvents says once per holder who holds the lock, since when and for
+// what, keeps a live line on a terminal while one host waits, and says why
+// a lock was taken over.
+func (a *app) waitEvents(host string, wait time.Duration) lock.Events {
+	return lock.Events{
+		Waiting: func(s lock.State) {
+			if wait == 0 {
+				return // one attempt: the busy error says it all
+			}
+			a.say(host, "waiting for the store lock, held by %s (%s)", s.Describe(), s.Reason())
+			if !a.g.json && !a.g.quiet && !a.multi {
+				a.con.startLive("hoist: "+printable(host)+": waiting for the store lock", wait)
+			}
+		},
+		Stole: func(s lock.State) {
+			a.say(host, "took over the store lock of %s: %s", s.Describe(), s.Reason())
+		},
+		Acquired: func(string) { a.con.clearLive() },
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+var holder = lock.State{Store: true, Locked: true, RecordOK: true,
+	Record: shellcmd.Record{Who: "bob@laptop", Command: "hoist run -- make", Since: time.Now()}}
+
+// TestProgressPlainLines: not on a terminal, a push says each step once, in
+// a line of its own, and -q says nothing.
+func TestProgressPlainLines(t *testing.T) {
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb, nil)
+	pr := a.newProgress()
+	h := pr.host("web1", time.Minute)
+	ev := h.events()
+	for sent := int64(0); sent <= 4096; sent += 512 {
+		h.progress(sent, 3000)
+	}
+	pr.ended("web1")
+	ev.Waiting(holder)
+	ev.Acquired("token")
+	h.finish("promoted", true)
+	pr.stop()
+	want := []string{
+		`^hoist: web1: uploading the runtime \(2\.9 KiB\)$`,
+		`^hoist: web1: uploaded 4\.0 KiB in \S+ \(\S+ \S+/s\); verifying and unpacking$`,
+		`^hoist: web1: waiting for the store lock, held by bob@laptop \(hoist run -- make\) since .*$`,
+		`^hoist: web1: promoting$`,
+	}
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("want %d lines, got:\n%s", len(want), errb.String())
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("line %d: %q, want %s", i+1, lines[i], w)
+		}
+	}
+
+	errb.Reset()
+	a.g.quiet = true
+	pr = a.newProgress()
+	h = pr.host("web1", time.Minute)
+	h.progress(10, 10)
+	pr.ended("web1")
+	h.events().Acquired("token")
+	pr.stop()
+	if errb.Len() > 0 {
+		t.Errorf("-q printed: %s", errb.String())
+	}
+}
+
+// TestProgressBars: on a terminal, mpb draws a bar per host with the total,
+// the rate and the time left, then each step, then the result; a message
+// goes above the bars, and the results on stdout wait for the bars to end.
+func TestProgressBars(t *testing.T) {
+	var out bytes.Buffer
+	var errb syncBuffer // mpb draws from its own goroutine
+	a := newApp(&out, &errb, nil)
+	a.stdoutTTY = true
+	pr := &progress{a: a, mode: progressBars}
+	pr.start(&errb)
+	frame := func() { // the third request is taken once the first frame is drawn
+		for range 3 {
+			pr.redraw()
+		}
+	}
+	web1, web2 := pr.host("web1", time.Minute), pr.host("web2.example.com", time.Minute)
+	web1.progress(1<<20, 4<<20)
+	web2.progress(3<<20, 4<<20)
+	frame()
+	if s := errb.String(); !regexp.MustCompile(`web1 .*1\.0 MiB / 4\.0 MiB  \S+ \S+/s  ETA \S+`).MatchString(s) ||
+		!strings.Contains(s, "web2.example.com") {
+		t.Fatalf("no upload bars:\n%s", s)
+	}
+	pr.ended("web1")
+	frame()
+	if !strings.Contains(errb.String(), "verifying and unpacking") {
+		t.Fatalf("no step after the upload:\n%s", errb.String())
+	}
+	web1.events().Waiting(holder)
+	frame()
+	if s := errb.String(); !strings.Contains(s, "waiting for the lock held by bob@laptop") ||
+		!strings.Contains(s, "hoist: web1: waiting for the store lock, held by bob@laptop") {
+		t.Fatalf("no wait on the bar and above it:\n%s", s)
+	}
+	web1.events().Acquired("token")
+	frame()
+	if !strings.Contains(errb.String(), "promoting") {
+		t.Fatalf("no promotion step:\n%s", errb.String())
+	}
+	web1.finish("uploaded 4.0 MiB, promoted, active", true)
+	a.data("web1: app-0123456789ab uploaded 4.0 MiB, promoted, active\n")
+	if out.Len() > 0 {
+		t.Fatalf("a result went to stdout while the bars are drawn: %s", out.String())
+	}
+	pr.stop() // web2 never finished: stopped
+	if s := errb.String(); !strings.Contains(s, "promoted, active") || !strings.Contains(s, "stopped") {
+		t.Fatalf("the last frame lacks the results:\n%s", s)
+	}
+	if !strings.HasPrefix(out.String(), "web1: app-0123456789ab") {
+		t.Fatalf("stdout after the bars: %q", out.String())
+	}
+	a.con.line("after")
+	if !strings.HasSuffix(errb.String(), "after\n") {
+		t.Fatalf("a message after the bars did not go straight to stderr")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

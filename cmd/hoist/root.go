@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// globals are the flags every command takes, before or after its name.
+type globals struct {
+	hosts      []string // -H, split at commas
+	hostsFile  string
+	root       string
+	json       bool
+	parallel   int
+	identities []string
+	knownHosts string
+	acceptNew  bool
+	sshOpts    []string
+	verbose    bool
+	quiet      bool
+}
+
+const rootLong = `hoist installs runtimes onto hosts over SSH, into a store guarded by a lock.
+
+Targets: -H TARGET (repeatable, or comma-separated) or --hosts-file FILE;
+without them, the target is "local" (this machine through /bin/sh). TARGET
+is local, [user@]host[:port], ssh://[user@]host[:port] or a Host alias.
+
+exit status: 0 ok, 1 failure, 2 usage, 75 lock busy after --wait, 79 outcome
+unknown (connection lost before the host answered); hoist run exits with the
+command's status; 130/143/129 after Ctrl-C, SIGTERM, SIGHUP.`
+
+func (a *app) rootCommand() *cobra.Command {
+	var showVersion bool
+	root := &cobra.Command{
+		Use:   "hoist",
+		Short: "install runtimes onto hosts over SSH",
+		Long:  rootLong,
+		Example: `  hoist -H deploy@web1 push ./node-v22-linux-x64.tar.gz --activate
+  hoist -H web1,web2,web3 list
+  hoist -H web1 run -- systemctl restart app`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(c, args[0])
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error {
+			if showVersion {
+				fmt.Fprintln(a.stdout, "hoist", version())
+				return nil
+			}
+			c.SetOut(a.stdout)
+			c.Usage()
+			return &codeError{code: exitUsage}
+		},
+		SilenceErrors:              true,
+		SilenceUsage:               true,
+		SuggestionsMinimumDistance: 2,
+		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
+		PersistentPreRun:           func(*cobra.Command, []string) { a.setup() },
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.con)
+	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(flagError)
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
+
+	a.g.parallel = 8
+	f := root.PersistentFlags()
+	f.VarP(listValue{&a.g.hosts, true}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://..., a Host alias; repeatable or comma-separated (default local)")
+	f.StringVar(&a.g.hostsFile, "hosts-file", "", "read targets from `FILE`, one per line (# comments)")
+	f.StringVar(&a.g.root, "root", "", "the store root on the host, `DIR`: /abs or ~/rel (default ~/.hoist, env HOIST_ROOT)")
+	f.BoolVar(&a.g.json, "json", false, "one JSON object per host and line on stdout")
+	f.Var(countValue{&a.g.parallel, 1}, "parallel", "work on `N` hosts at once")
+	f.VarP(listValue{&a.g.identities, false}, "identity", "i", "offer the private key in `FILE`; repeatable (default ~/.ssh/id_*, and ssh-agent)")
+	f.StringVar(&a.g.knownHosts, "known-hosts", "", "check host keys against `FILE` (default ~/.ssh/known_hosts)")
+	f.BoolVar(&a.g.acceptNew, "accept-new-host-key", false, "record the key of a host not yet in known_hosts")
+	f.VarP(listValue{&a.g.sshOpts, false}, "option", "o", "set an ssh option, `Key=Value`: ConnectTimeout, ServerAliveInterval, ServerAliveCountMax, User; repeatable")
+	f.BoolVarP(&a.g.verbose, "verbose", "v", false, "log what happens (connections, host commands) on stderr")
+	f.BoolVarP(&a.g.quiet, "quiet", "q", false, "say only errors and data: no progress, no notes")
+
+	root.AddCommand(a.pushCommand(), a.listCommand(), a.historyCommand(),
+		a.activateCommand(), a.rollbackCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),
+		a.gcCommand(), a.runCommand(), a.lockCommand(), a.versionCommand(),
+		a.completionCommand(root))
+	help := helpCommand(root)
+	root.AddCommand(help)
+	root.SetHelpCommand(help)
+	return root
+}
+
+// setup runs once the flags are parsed, before any command: the logger.
+func (a *app) setup() {
+	a.log = newLogger(a.con, a.g.verbose, a.g.quiet)
+}
+
+// flagError makes pflag's complaints one usage line, in hoist's words.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	if m := invalidFlag.FindStringSubmatch(msg); m != nil {
+		names := strings.Split(m[2], ", ")
+		return usageErr("%s %s: %s", names[len(names)-1], m[1], m[3])
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		if _, short, ok := strings.Cut(name, " in "); ok {
+			name = short
+		}
+		return usageErr("flag %s needs a value", name)
+	}
+	name, ok := strings.CutPrefix(msg, "unknown flag: ")
+	if rest, short := strings.CutPrefix(msg, "unknown shorthand flag: "); short {
+		_, name, ok = strings.Cut(rest, " in ")
+		name = name[:min(len(name), 2)]
+	}
+	if !ok {
+		return &usageError{msg: msg}
+	}
+	if commandWithFlag(c.Root(), strings.TrimLeft(name, "-")) != nil {
+		return usageErr("flag %s does not apply to %s", name, commandName(c))
+	}
+	return usageErr("unknown flag %s", name)
+}
+
+var invalidFlag = regexp.MustCompile(`^invalid argument (".*") for "(.*)" flag: (.*)$`)
+
+// commandWithFlag finds a command that has the flag (a long name, or a
+// shorthand letter).
+func commandWithFlag(c *cobra.Command, name string) *cobra.Command {
+	if f := c.LocalNonPersistentFlags(); f.Lookup(name) != nil || len(name) == 1 && f.ShorthandLookup(name) != nil {
+		return c
+	}
+	for _, sub := range c.Commands() {
+		if found := commandWithFlag(sub, name); found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+// commandName is a command's path without "hoist ".
+func commandName(c *cobra.Command) string {
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
+// unknownCommand names a command c does not have, and the one meant.
+func unknownCommand(c *cobra.Command, name string) error {
+	path := strings.TrimPrefix(c.CommandPath()+" ", c.Root().Name()+" ")
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		return usageErr("unknown command %q (did you mean %q?)", path+name, path+s[0])
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return usageErr("unknown command %q (%s takes %s)", path+name, c.CommandPath(), strings.Join(names, ", "))
+}
+
+// noArgs and exactArgs check positional arguments, as usage errors.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments (got %q)", c.CommandPath(), args[0])
+	}
+	return nil
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("usage: %s %s", c.CommandPath(), what)
+		}
+		return nil
+	}
+}
+
+var _ pflag.Value = listValue{}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The flag values of hoist's own: pflag's StringSlice would split -i and -o
+// values at commas inside quotes, and its Duration takes no plain seconds.
+
+// listValue collects a repeatable flag; with split, each value may also be
+// a comma-separated list (-H web1,web2).
+type listValue struct {
+	p     *[]string
+	split bool
+}
+
+func (v listValue) Set(s string) error {
+	if v.split {
+		*v.p = append(*v.p, splitList(s)...)
+	} else {
+		*v.p = append(*v.p, s)
+	}
+	return nil
+}
+
+func (v listValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.Join(*v.p, ",")
+}
+
+func (v listValue) Type() string { return "list" }
+
+// countValue is a whole number of at least min.
+type countValue struct {
+	p   *int
+	min int
+}
+
+func (v countValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < v.min {
+		return fmt.Errorf("want a whole number, %d or more", v.min)
+	}
+	*v.p = n
+	return nil
+}
+
+func (v countValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v countValue) Type() string { return "N" }
+
+// durationValue takes Go durations ("90s", "25m") and plain seconds ("30").
+type durationValue struct{ p *time.Duration }
+
+func (v durationValue) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*v.p = d
+	return nil
+}
+
+func (v durationValue) String() string {
+	if v.p == nil {
+		return "0s"
+	}
+	return v.p.String()
+}
+
+func (v durationValue) Type() string { return "D" }
+
+func parseDuration(v string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want a duration such as 30s or 25m")
+	}
+	return d, nil
+}
+
+// defaultWait outlives the 20-minute stale rule, so a waiter always
+// outlives a dead holder's lock.
+const defaultWait = 25 * time.Minute
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
