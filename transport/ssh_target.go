@@ -38,6 +38,10 @@ func parseTarget(s string) (sshTarget, error) {
 	return t, err
 }
 
+// RedactTarget is target as messages may show it: what follows a ":" in its
+// user part (a password someone wrote into it) is hidden.
+func RedactTarget(target string) string { return redactTarget(target) }
+
 // redactTarget hides what follows a ":" in a target's user part.
 func redactTarget(s string) string {
 	scheme, rest := "", s

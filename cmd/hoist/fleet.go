@@ -11,6 +11,7 @@ import (
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
 )
 
 // result is what one host came to.
@@ -68,7 +69,7 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn func(context.Context, *lock.Lock) result) result {
 	t, err := a.connect(ctx, target)
 	if err != nil {
-		return result{host: target, outcome: outcome{err: err}}
+		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
 	}
 	defer t.Close()
 	if a.uploads != nil {

@@ -28,7 +28,7 @@ const rootLong = `hoist installs runtimes onto hosts over SSH, into a store guar
 
 Targets: -H TARGET (repeatable, or comma-separated) or --hosts-file FILE;
 without them, the target is "local" (this machine through /bin/sh). TARGET
-is local, [user@]host[:port], ssh://[user@]host[:port] or a Host alias.
+is local, [user@]host[:port] or ssh://[user@]host[:port].
 
 exit status: 0 ok, 1 failure, 2 usage, 75 lock busy after --wait, 79 outcome
 unknown (connection lost before the host answered); hoist run exits with the
@@ -72,7 +72,7 @@ func (a *app) rootCommand() *cobra.Command {
 
 	a.g.parallel = 8
 	f := root.PersistentFlags()
-	f.VarP(listValue{&a.g.hosts, true}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://..., a Host alias; repeatable or comma-separated (default local)")
+	f.VarP(listValue{&a.g.hosts, true}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://[user@]host[:port]; repeatable or comma-separated (default local)")
 	f.StringVar(&a.g.hostsFile, "hosts-file", "", "read targets from `FILE`, one per line (# comments)")
 	f.StringVar(&a.g.root, "root", "", "the store root on the host, `DIR`: /abs or ~/rel (default ~/.hoist, env HOIST_ROOT)")
 	f.BoolVar(&a.g.json, "json", false, "one JSON object per host and line on stdout")

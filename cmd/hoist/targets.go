@@ -14,7 +14,7 @@ import (
 
 // targets lists the hosts to work on: -H, --hosts-file, else local, in
 // the order given and without repeats. A target goes to the transport as
-// given ("ssh://user@host:port", "bob@[::1]:2222", a Host alias): only -H
+// given ("ssh://user@host:port", "bob@[::1]:2222"): only -H
 // values and lines of --hosts-file are split, at commas, never at ":".
 func (a *app) targets() ([]string, error) {
 	list := append([]string(nil), a.g.hosts...)

@@ -8,7 +8,7 @@ import (
 )
 
 // TestTargetsPassThrough: targets reach the transport as given, whatever
-// their form (ssh://user@host:port, IPv6 in brackets, a Host alias): -H
+// their form (ssh://user@host:port, IPv6 in brackets): -H
 // and --hosts-file split lists at commas only, and drop repeats.
 func TestTargetsPassThrough(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "hosts")
