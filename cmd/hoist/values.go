@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -81,15 +82,24 @@ func (v durationValue) String() string {
 func (v durationValue) Type() string { return "D" }
 
 func parseDuration(v string) (time.Duration, error) {
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
+	// A float of seconds beyond a Duration's range (about 292 years)
+	// would wrap around, and "inf" or "NaN" parse as floats too: refused,
+	// rather than read as some other wait.
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n < 0 || math.IsNaN(n) || n > maxWait.Seconds() {
+			return 0, fmt.Errorf("want a duration from 0 to %s, such as 30s or 25m", maxWait)
+		}
 		return time.Duration(n * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("want a duration such as 30s or 25m")
+	if err != nil || d < 0 || d > maxWait {
+		return 0, fmt.Errorf("want a duration from 0 to %s, such as 30s or 25m", maxWait)
 	}
 	return d, nil
 }
+
+// maxWait bounds a wait: a year is longer than anyone means.
+const maxWait = 365 * 24 * time.Hour
 
 // defaultWait outlives the 20-minute stale rule, so a waiter always
 // outlives a dead holder's lock.
