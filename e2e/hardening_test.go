@@ -865,3 +865,27 @@ func mountTmpfs(t testing.TB, h *sshd.Host, dir, opts string) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnreadTokenIsNotKept: a manual hold whose token could not be handed
+// on (stdout a pipe nobody reads: hoist lock acquire | true) is released by
+// the host, not kept under a token nobody knows. The token is printed
+// before the host is told the hold is taken.
+func TestUnreadTokenIsNotKept(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	cmd := c.command("lock", "acquire")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // the reader is gone before anything is written
+	if err := cmd.Run(); err == nil {
+		t.Fatal("lock acquire succeeded with nowhere to print its token")
+	}
+	waitFor(t, 10*time.Second, "the host releases the unconfirmed hold", func() bool {
+		r := c.run("--json", "lock", "status")
+		return r.code == 0 && strings.Contains(r.stdout, `"locked":false`)
+	})
+}

@@ -51,6 +51,12 @@ type Events struct {
 	Stole func(State)
 	// Acquired is called with the token once the host holds the lock.
 	Acquired func(token string)
+	// Confirm, for a manual hold (Acquire, TryAcquire), is called with the
+	// token once the host holds the lock and before this client confirms
+	// the hold to the host: a caller that must hand the token on (print it)
+	// does it here. An error leaves the hold unconfirmed, and the host
+	// releases it at once; the acquire then returns that error.
+	Confirm func(token string) error
 	// Started is called when a command run under the lock has started.
 	Started func()
 }
@@ -141,18 +147,29 @@ func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
 func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held, error) {
 	held := &Held{Token: p.Token}
 	acked := false
+	var confirmErr error
 	r, err := l.waiting(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpAcquire, p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
 		switch v.Verb {
 		case shellcmd.Acquired:
-			if v.Field(0) == p.Token {
-				acked = true
-				ctl.send("ack")
+			if v.Field(0) != p.Token {
+				break
 			}
+			if ev.Confirm != nil {
+				if confirmErr = ev.Confirm(p.Token); confirmErr != nil {
+					ctl.close() // EOF: the host releases what it took
+					break
+				}
+			}
+			acked = true
+			ctl.send("ack")
 		case shellcmd.Stolen:
 			s := l.state(v.Field(1), v.Field(0), v.Field(2))
 			held.Stolen = &s
 		}
 	})
+	if confirmErr != nil {
+		return nil, fmt.Errorf("the hold was not confirmed, and the host released it: %w", confirmErr)
+	}
 	if err != nil {
 		if acked && isUnknown(err) {
 			return nil, &UnknownError{Token: p.Token, Err: err}

@@ -64,6 +64,16 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) r
 		confirmed = token
 		mu.Unlock()
 	}
+	// One host, plain output: the token is printed before the host is told
+	// the hold is taken, so a hold whose token nobody could read (hoist
+	// lock acquire | true) is released by the host instead of kept.
+	early := !a.multi && !a.g.json
+	if early {
+		ev.Confirm = func(token string) error {
+			_, err := fmt.Fprintln(a.stdout, token)
+			return err
+		}
+	}
 	var held *lock.Held
 	var err error
 	if o.try {
@@ -93,9 +103,10 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) r
 		return result{outcome: outcome{err: err}}
 	}
 	r := result{json: map[string]any{"token": held.Token}}
-	if a.multi {
+	switch {
+	case a.multi:
 		r.data = name + " " + held.Token
-	} else {
+	case !early:
 		r.data = held.Token
 	}
 	if held.Stolen != nil {
