@@ -38,6 +38,9 @@ type PushOptions struct {
 	// Progress, when set, is called as the upload advances with the bytes
 	// sent so far and the total.
 	Progress func(sent, total int64)
+	// Uploaded, when set, is called once the upload has ended well, with
+	// the bytes sent; the host verifies and unpacks next.
+	Uploaded func(sent int64)
 	Events   lock.Events
 	// Stop, when closed, stops the upload (removing the stage) or makes the
 	// host stop waiting for the lock (it then removes the stage itself).
@@ -121,6 +124,9 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 			s.dropStage(ctx, p, res)
 		}
 		return res, err
+	}
+	if opts.Uploaded != nil {
+		opts.Uploaded(res.Uploaded)
 	}
 	p.Sum, p.Token = sum, s.l.Params().Token
 	r, err = s.l.Under(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)

@@ -72,7 +72,6 @@ func (a *app) push(source string, o pushOptions) error {
 	}
 	bars := a.newProgress()
 	defer bars.stop()
-	a.uploads = bars
 	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
 		name := s.Lock().Host().Name()
 		h := bars.host(name, o.wait)
@@ -82,6 +81,7 @@ func (a *app) push(source string, o pushOptions) error {
 			Events:   h.events(),
 			Stop:     stop,
 			Progress: h.progress,
+			Uploaded: func(int64) { h.uploadEnded() },
 		})
 		r := result{outcome: outcome{err: err}, json: map[string]any{"id": art.ID(), "stripped": art.Stripped, "writable": art.Writable}}
 		if res == nil {

@@ -72,9 +72,6 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
 	}
 	defer t.Close()
-	if a.uploads != nil {
-		t = a.uploads.watch(t)
-	}
 	h := remote.New(t)
 	h.Logger = a.hostLogger()
 	l := lock.New(h, root)

@@ -48,8 +48,7 @@ type app struct {
 	g         globals
 	log       *slog.Logger
 
-	multi   bool      // several targets: output names the host
-	uploads *progress // a push's progress, told when uploads end
+	multi bool // several targets: output names the host
 
 	mu       sync.Mutex
 	outcomes []outcome     // by target, in the order given

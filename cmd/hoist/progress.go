@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"sync"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/vbauerster/mpb/v8"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/transport"
 )
 
 // progress shows each host's push. On a terminal, mpb draws one bar per
@@ -156,52 +154,3 @@ func (h *hostBar) events() lock.Events {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
-
-// ended is called when the upload to host returned successfully.
-func (pr *progress) ended(host string) {
-	pr.mu.Lock()
-	var h *hostBar
-	for _, x := range pr.hosts {
-		if x.name == host {
-			h = x
-		}
-	}
-	pr.mu.Unlock()
-	if h != nil {
-		h.uploadEnded()
-	}
-}
-
-// watchUpload is a host's transport during a push: it tells progress when
-// the upload has ended, which store.PushOptions.Progress cannot (its last
-// call looks like any other).
-type watchUpload struct {
-	transport.Transport
-	up    transport.Uploader
-	ended func()
-}
-
-func (w watchUpload) Upload(ctx context.Context, path string, r io.Reader) (int64, error) {
-	n, err := w.up.Upload(ctx, path, r)
-	if err == nil {
-		w.ended()
-	}
-	return n, err
-}
-
-// RTT passes the transport's round-trip time on to remote's log records.
-func (w watchUpload) RTT() time.Duration {
-	if rt, ok := w.Transport.(interface{ RTT() time.Duration }); ok {
-		return rt.RTT()
-	}
-	return 0
-}
-
-// watch wraps t, when it can upload, so that the end of its upload shows.
-func (pr *progress) watch(t transport.Transport) transport.Transport {
-	up, ok := t.(transport.Uploader)
-	if !ok {
-		return t
-	}
-	return watchUpload{Transport: t, up: up, ended: func() { pr.ended(t.Target()) }}
-}

@@ -47,7 +47,7 @@ func (h *hostBar) progress(sent, total int64) {
 }
 
 // uploadEnded moves on to the host's verify and unpack, once: the upload
-// returned (watchUpload), or the host waits for the lock or holds it.
+// returned (store.PushOptions.Uploaded), or the host waits for the lock or holds it.
 func (h *hostBar) uploadEnded() {
 	h.mu.Lock()
 	if h.begin.IsZero() || !h.end.IsZero() {

@@ -26,7 +26,7 @@ func TestProgressPlainLines(t *testing.T) {
 	for sent := int64(0); sent <= 4096; sent += 512 {
 		h.progress(sent, 3000)
 	}
-	pr.ended("web1")
+	h.uploadEnded()
 	ev.Waiting(holder)
 	ev.Acquired("token")
 	h.finish("promoted", true)
@@ -52,7 +52,7 @@ func TestProgressPlainLines(t *testing.T) {
 	pr = a.newProgress()
 	h = pr.host("web1", time.Minute)
 	h.progress(10, 10)
-	pr.ended("web1")
+	h.uploadEnded()
 	h.events().Acquired("token")
 	pr.stop()
 	if errb.Len() > 0 {
@@ -83,7 +83,7 @@ func TestProgressBars(t *testing.T) {
 		!strings.Contains(s, "web2.example.com") {
 		t.Fatalf("no upload bars:\n%s", s)
 	}
-	pr.ended("web1")
+	web1.uploadEnded()
 	frame()
 	if !strings.Contains(errb.String(), "verifying and unpacking") {
 		t.Fatalf("no step after the upload:\n%s", errb.String())
