@@ -26,9 +26,15 @@ type Runtime struct {
 // List returns the runtimes hoist promoted, newest first. It changes
 // nothing; a missing store is an empty list.
 func (s *Store) List(ctx context.Context) ([]Runtime, error) {
+	rts, _, err := s.list(ctx)
+	return rts, err
+}
+
+// list is List, and whether the host has no store at all.
+func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	r, err := s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpList, s.l.Params())})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var out []Runtime
 	for _, v := range r.Verdicts {
@@ -59,9 +65,9 @@ func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 			}
 			return out[i].ID < out[j].ID
 		})
-		return out, nil
+		return out, r.Last().Verb == shellcmd.NoStore, nil
 	}
-	return nil, s.err(r, "list")
+	return nil, false, s.err(r, "list")
 }
 
 // Switch says what an activation or a rollback did.

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
 )
 
 func TestResolve(t *testing.T) {
@@ -120,4 +124,44 @@ func TestSwitchesOnNoStoreCreateNothing(t *testing.T) {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// countingLocal counts the host commands a Store runs.
+type countingLocal struct {
+	transport.Local
+	n int
+}
+
+func (c *countingLocal) Run(ctx context.Context, req transport.Request) (int, error) {
+	c.n++
+	return c.Local.Run(ctx, req)
+}
+
+// TestByRefCostsOneCommandForAnID: an id acts at once; a name or a prefix
+// is listed first; an unknown ref, and a host without a store, say so.
+func TestByRefCostsOneCommandForAnID(t *testing.T) {
+	ctx := context.Background()
+	tr := &countingLocal{}
+	s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: filepath.Join(t.TempDir(), "root")}))
+	pin := func(id string) error { return s.Pin(ctx, id, false, time.Minute, lock.Events{}) }
+	if _, err := s.ByRef(ctx, "app", pin); !errors.Is(err, store.ErrNoStore) {
+		t.Fatalf("no store: want ErrNoStore, got %v", err)
+	}
+	a := artifact(t, "app", "1")
+	if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref      string
+		commands int
+	}{{a.ID(), 1}, {"app", 2}, {a.ID()[:6], 2}} {
+		tr.n = 0
+		id, err := s.ByRef(ctx, tc.ref, pin)
+		if err != nil || id != a.ID() || tr.n != tc.commands {
+			t.Errorf("ByRef(%q) = %q, %v in %d host commands; want %s in %d", tc.ref, id, err, tr.n, a.ID(), tc.commands)
+		}
+	}
+	if _, err := s.ByRef(ctx, "app-000000000000", pin); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown id: want ErrNotFound, got %v", err)
+	}
 }

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -53,13 +55,36 @@ func Resolve(rts []Runtime, ref string) (string, error) {
 }
 
 // Resolve finds the runtime ref names on the host (see the function
-// Resolve), with one read-only host command.
+// Resolve), with one read-only host command. A host without a store is
+// ErrNoStore.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
-	rts, err := s.List(ctx)
+	rts, noStore, err := s.list(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case noStore:
+		return "", ErrNoStore
+	}
+	return Resolve(rts, ref)
+}
+
+var idRE = regexp.MustCompile(`-[0-9a-f]{12}$`)
+
+// ByRef runs do with the id ref names and returns that id. A ref shaped
+// like an id is tried as one first, so that the usual case (a script that
+// knows its id) costs no listing; only when the host has no runtime of that
+// id is it resolved (Resolve), as a name or a prefix, and do run again.
+func (s *Store) ByRef(ctx context.Context, ref string, do func(id string) error) (string, error) {
+	if ValidName(ref) && idRE.MatchString(ref) {
+		if err := do(ref); !errors.Is(err, ErrNotFound) {
+			return ref, err
+		}
+	}
+	id, err := s.Resolve(ctx, ref)
 	if err != nil {
 		return "", err
 	}
-	return Resolve(rts, ref)
+	return id, do(id)
 }
 
 // Switched is one switch of current, as the host's history keeps it.

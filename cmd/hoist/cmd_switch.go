@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -62,13 +61,20 @@ func (a *app) switchTo(ref, verb string, wait time.Duration) error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
 		name := s.Lock().Host().Name()
 		var sw *store.Switch
-		id, err := resolve(ctx, s, ref)
+		var err error
 		switch {
-		case err != nil:
+		case ref == "":
+			sw, err = s.Rollback(ctx, wait, a.waitEvents(name, wait))
 		case verb == "activate":
-			sw, err = s.Activate(ctx, id, wait, a.waitEvents(name, wait))
+			_, err = s.ByRef(ctx, ref, func(id string) (err error) {
+				sw, err = s.Activate(ctx, id, wait, a.waitEvents(name, wait))
+				return err
+			})
 		default:
-			sw, err = s.RollbackTo(ctx, id, wait, a.waitEvents(name, wait))
+			_, err = s.ByRef(ctx, ref, func(id string) (err error) {
+				sw, err = s.RollbackTo(ctx, id, wait, a.waitEvents(name, wait))
+				return err
+			})
 		}
 		if err != nil {
 			return result{outcome: outcome{err: err}}
@@ -102,10 +108,9 @@ func (a *app) pinCommand(verb string) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
 				name := s.Lock().Host().Name()
-				id, err := resolve(ctx, s, args[0])
-				if err == nil {
-					err = s.Pin(ctx, id, verb == "unpin", o.wait, a.waitEvents(name, o.wait))
-				}
+				id, err := s.ByRef(ctx, args[0], func(id string) error {
+					return s.Pin(ctx, id, verb == "unpin", o.wait, a.waitEvents(name, o.wait))
+				})
 				if err != nil {
 					return result{outcome: outcome{err: err}}
 				}
@@ -115,22 +120,4 @@ func (a *app) pinCommand(verb string) *cobra.Command {
 	}
 	c.Flags().Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
 	return c
-}
-
-// resolve turns a reference into a runtime id with one read-only host
-// command (store.Store.Resolve); "" stays "" (previous, for rollback). A
-// reference that names nothing on a host without a store is
-// store.ErrNoStore, which lock status tells (List reads a missing store as
-// an empty one).
-func resolve(ctx context.Context, s *store.Store, ref string) (string, error) {
-	if ref == "" {
-		return "", nil
-	}
-	id, err := s.Resolve(ctx, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		if st, serr := s.Lock().Status(ctx); serr == nil && !st.Store {
-			return "", store.ErrNoStore
-		}
-	}
-	return id, err
 }
