@@ -79,8 +79,7 @@ func ParseRecord(line string) (r Record, ok bool) {
 			return Record{}, false
 		}
 		seen[k] = true
-		dec, err := url.PathUnescape(v)
-		if err != nil {
+		if _, err := url.PathUnescape(v); err != nil {
 			return Record{}, false
 		}
 		switch k {
@@ -104,16 +103,8 @@ func ParseRecord(line string) (r Record, ok bool) {
 				return Record{}, false
 			}
 			r.Since = time.Unix(n, 0)
-		case "pid":
-			r.PID, _ = strconv.Atoi(v)
-		case "who":
-			r.Who = dec
-		case "ver":
-			r.Version = dec
-		case "cmd":
-			r.Command = dec
-		case "msg":
-			r.Message = dec
+		default:
+			r.setClient(k, v)
 		}
 	}
 	if r.Token == "" || r.Token == "-" || !seen["boot"] || !seen["since"] {
@@ -123,6 +114,38 @@ func ParseRecord(line string) (r Record, ok bool) {
 		return Record{}, false
 	}
 	return r, true
+}
+
+// ParseClient reads the client's part of a record ([Record.Encode]) with
+// its fields separated by sep, as the store's history keeps it. A field
+// that does not decode stays empty.
+func ParseClient(s, sep string) Record {
+	var r Record
+	for _, f := range strings.Split(s, sep) {
+		k, v, _ := strings.Cut(f, "=")
+		r.setClient(k, v)
+	}
+	return r
+}
+
+// setClient sets the client's field k from its encoded value v.
+func (r *Record) setClient(k, v string) {
+	dec, err := url.PathUnescape(v)
+	if err != nil {
+		return
+	}
+	switch k {
+	case "pid":
+		r.PID, _ = strconv.Atoi(v)
+	case "who":
+		r.Who = dec
+	case "ver":
+		r.Version = dec
+	case "cmd":
+		r.Command = dec
+	case "msg":
+		r.Message = dec
+	}
 }
 
 // pct percent-encodes everything but a small safe set, so a value never

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,21 +115,8 @@ func (s *Store) History(ctx context.Context) ([]Switched, error) {
 		if h.From == "-" {
 			h.From = ""
 		}
-		for kv := range strings.SplitSeq(v.Field(4), ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			dec, err := url.PathUnescape(val)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "who":
-				h.Who = dec
-			case "cmd":
-				h.Command = dec
-			case "ver":
-				h.Version = dec
-			}
-		}
+		who := shellcmd.ParseClient(v.Field(4), ",")
+		h.Who, h.Command, h.Version = who.Who, who.Command, who.Version
 		out = append(out, h)
 	}
 	switch r.Last().Verb {
