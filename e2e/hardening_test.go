@@ -648,9 +648,9 @@ func TestUnpackOnFullDiskSaysWhy(t *testing.T) {
 // TestPushRefusedWhenTooBigSaysBothNumbers: an 8 MiB runtime and a 4 MiB
 // filesystem. The push is refused before the upload, in one line that gives
 // the MiB it needs and the MiB free (the filesystem's real free space), and
-// nothing is uploaded: uploaded_bytes 0, no stage. A push that only found
-// out by filling the disk would report bytes uploaded, or an error without
-// the numbers.
+// nothing is uploaded: uploaded_bytes 0, no stage, and the active runtime
+// intact. A push that only found out by filling the disk would report bytes
+// uploaded, or an error without the numbers.
 func TestPushRefusedWhenTooBigSaysBothNumbers(t *testing.T) {
 	sshd.RequireRoot(t)
 	t.Parallel()
@@ -658,13 +658,16 @@ func TestPushRefusedWhenTooBigSaysBothNumbers(t *testing.T) {
 	dir := filepath.Join(h.Dir, "small")
 	mountTmpfs(t, h, dir, "size=4m,mode=0755")
 	c := newCLI(t, h, dir)
+	v1 := sourceTree(t, "1")
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
 	big := randomTree(t, 8<<20)
 
-	r := c.run("push", big, "--name", "big")
+	r := c.run("-q", "push", big, "--name", "big", "--activate")
 	line := strings.TrimSuffix(r.stderr, "\n")
 	t.Log(line)
 	m := regexp.MustCompile(`needs ([0-9.]+) MiB\b.* ([0-9.]+) MiB free`).FindStringSubmatch(line)
-	if r.code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "hoist: "+h.Target()+": ") || m == nil {
+	if r.code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "hoist: "+h.Target()+": ") || m == nil ||
+		!strings.Contains(line, "free space") {
 		t.Fatalf("push of 8 MiB onto 4 MiB: want one line with the MiB needed and free:\n%s", r)
 	}
 	need, _ := strconv.ParseFloat(m[1], 64)
@@ -689,6 +692,10 @@ func TestPushRefusedWhenTooBigSaysBothNumbers(t *testing.T) {
 	if stages, _ := filepath.Glob(filepath.Join(dir, "runtimes", ".stage-*")); len(stages) > 0 {
 		t.Errorf("stages left: %v", stages)
 	}
+	if got, _ := os.Readlink(filepath.Join(dir, "current")); got != "runtimes/"+id1 {
+		t.Fatalf("current -> %q, want %s", got, id1)
+	}
+	sameTree(t, v1, filepath.Join(dir, "runtimes", id1))
 }
 
 // hostSh runs script with /bin/sh as the host's login and fails the test

@@ -439,39 +439,6 @@ func TestGCKeepsWhatIsNeeded(t *testing.T) {
 	}
 }
 
-// TestDiskFullDuringUpload: the host's root fills up during the upload. A
-// clear error, no stage left behind, and the active runtime intact.
-func TestDiskFullDuringUpload(t *testing.T) {
-	sshd.RequireRoot(t)
-	t.Parallel()
-	h := sshd.Start(t, sshd.Options{})
-	small := filepath.Join(h.Dir, "small")
-	os.MkdirAll(small, 0o755)
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", small).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", small).Run() })
-	exec.Command("chown", h.User, small).Run()
-	c := newCLI(t, h, small)
-	v1 := sourceTree(t, "1")
-	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
-	big := randomTree(t, 8<<20)
-	r := c.run("push", big, "--name", "big", "--activate")
-	line := strings.TrimSuffix(r.stderr, "\n")
-	t.Log(line)
-	if r.code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, "free space") {
-		t.Fatalf("push onto a full disk: want one clear line:\n%s", r)
-	}
-	stages, _ := filepath.Glob(filepath.Join(small, "runtimes", ".stage-*"))
-	if len(stages) > 0 {
-		t.Errorf("stages left: %v", stages)
-	}
-	if got, _ := os.Readlink(filepath.Join(small, "current")); got != "runtimes/"+id1 {
-		t.Fatalf("current -> %q, want %s", got, id1)
-	}
-	sameTree(t, v1, filepath.Join(small, "runtimes", id1))
-}
-
 // TestFleetPushOneHostDown: a push to three hosts, one of them stopped: two
 // succeed, one reports unreachable, and the exit status is non-zero.
 func TestFleetPushOneHostDown(t *testing.T) {
