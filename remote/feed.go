@@ -29,9 +29,16 @@ type feed struct {
 	end      sync.Once
 }
 
+// LoaderInput is what the Loader reads from standard input to run script:
+// its length on a line, then the script. A caller that runs a script of its
+// own through a transport (tests do) sends this after Loader.
+func LoaderInput(script string) *strings.Reader {
+	return strings.NewReader(strconv.Itoa(len(script)) + "\n" + script)
+}
+
 func newFeed(script string, rest io.Reader) *feed {
 	return &feed{
-		head:     strings.NewReader(strconv.Itoa(len(script)) + "\n" + script),
+		head:     LoaderInput(script),
 		rest:     rest,
 		isLoaded: make(chan struct{}),
 		done:     make(chan struct{}),

@@ -103,7 +103,7 @@ func (e *env) ctx() context.Context {
 func (e *env) sh(script string) string {
 	e.t.Helper()
 	var out, errb strings.Builder
-	st, err := e.tr.Run(e.ctx(), transport.Request{Command: remote.CommandLine(script), Stdout: &out, Stderr: &errb})
+	st, err := e.tr.Run(e.ctx(), transport.Request{Command: remote.Loader, Stdin: remote.LoaderInput(script), Stdout: &out, Stderr: &errb})
 	if err != nil || st != 0 {
 		e.t.Fatalf("host script failed (status %d, %v): %s\nscript: %s", st, err, errb.String(), script)
 	}
