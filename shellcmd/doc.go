@@ -5,7 +5,7 @@
 // A host command is one operation ([Op], listed in [Ops]) rendered with its
 // [Params] by [Render]: the shell functions the operation calls, found by
 // following calls from h_op_<name> through sh/*.sh, so that a command carries
-// nothing else. [Fragment.Script] puts the [Prelude] before them (this exec's
+// nothing else. [Fragment.Script] puts the prelude before them (this exec's
 // marker and the cached [Facts] of the host), the facts probe when there is
 // no cache, and the LOADED line that tells the client the host has read the
 // whole fragment. Every protocol line a fragment prints is a [Verdict]: the

@@ -2,7 +2,7 @@ package shellcmd
 
 // Tests of single shell functions, run under every /bin/sh hoist meets. The
 // harness (fnRun) builds one script the way a host command is built: the
-// prelude (Prelude), the variables Render and h_setup assign, the function's
+// prelude (prelude), the variables Render and h_setup assign, the function's
 // definitions and everything it calls (lib.closure), then the call; it prints
 // the call's status and the variables the functions set, length-prefixed,
 // after a separator line. The function files of this kind are
@@ -65,7 +65,7 @@ func fnPaths(root string) (store, lock, runs string) {
 
 func (r fnRun) script(root string) string {
 	var b strings.Builder
-	b.WriteString(Prelude(fnMarker, &Facts{Machine: fnMach, BootID: fnBoot, PIDNS: fnNS, Init: fnInit,
+	b.WriteString(prelude(fnMarker, &Facts{Machine: fnMach, BootID: fnBoot, PIDNS: fnNS, Init: fnInit,
 		Stat: "gnu", Nap: "0.1", UID: strconv.Itoa(os.Getuid()), Home: "/nonexistent"}))
 	store, lock, runs := fnPaths(root)
 	base := [][2]string{{"h_rooth", ""}, {"h_rootp", root}, {"h_root", root}, {"h_storedir", StoreDir},

@@ -25,20 +25,12 @@ type Facts struct {
 	UID, Home string
 }
 
-// Boot describes the boot evidence for a person.
-func (f *Facts) Boot() string {
-	if f == nil || f.BootID == "-" {
-		return "-"
-	}
-	return fmt.Sprintf("%s (machine %s, PID namespace %s started at %s)", f.BootID, f.Machine, f.PIDNS, f.Init)
-}
-
-// Prelude starts every host command: globbing is off (no value is ever a
+// prelude starts every host command: globbing is off (no value is ever a
 // pattern), nothing hoist creates is writable by others, HUP and PIPE are
 // ignored for the whole command (a client that hangs up cannot cut a release
 // short), the marker is set, and the host's facts are assigned from the
 // cache when there is one.
-func Prelude(marker string, f *Facts) string {
+func prelude(marker string, f *Facts) string {
 	var b strings.Builder
 	b.WriteString("set -f\numask o-w\ntrap '' HUP PIPE\nh_nl='\n'\n")
 	assign(&b, "h_marker", marker)
@@ -146,19 +138,15 @@ func Render(op *Op, p Params) Fragment {
 	return Fragment{Op: op, Defs: b.String(), Main: "h_setup\nh_op_" + op.Name + "\n"}
 }
 
-// Probe is the facts probe: it prints FACTS. It runs after a fragment's
-// definitions, on the first command of a connection.
-func Probe() string { return lib.probe }
-
 // Script is the whole host command: prelude, definitions, the facts probe
 // when f is nil, LOADED, and the operation.
 func (fr Fragment) Script(marker string, f *Facts) string {
 	var b strings.Builder
-	b.WriteString(Prelude(marker, f))
+	b.WriteString(prelude(marker, f))
 	b.WriteString(fr.Defs)
 	b.WriteString("h_say " + string(Loaded) + "\n")
 	if f == nil {
-		b.WriteString(Probe())
+		b.WriteString(lib.probe) // facts.sh: says FACTS
 	}
 	b.WriteString(fr.Main)
 	return b.String()
