@@ -2,7 +2,7 @@ package shellcmd
 
 // Tests of single shell functions, run under every /bin/sh hoist meets. The
 // harness (fnRun) builds one script the way a host command is built: the
-// prelude (prelude), the variables Render and h_setup assign, the function's
+// prelude, the variables Render and h_setup assign, the function's
 // definitions and everything it calls (lib.closure), then the call; it prints
 // the call's status and the variables the functions set, length-prefixed,
 // after a separator line. The function files of this kind are
