@@ -42,14 +42,21 @@ type BusyError struct {
 func (e *BusyError) Error() string { return "store lock is busy: held by " + e.Holder.Describe() }
 func (e *BusyError) Unwrap() error { return ErrBusy }
 
-// LostError is returned when our token was replaced by another holder's.
+// LostError is returned when our token no longer holds the lock: another
+// holder took it, it was removed, or its lease ran out before it was renewed.
 type LostError struct {
-	// Holder describes the lock that replaced ours, when there is one.
+	// Holder describes the lock as it is now, when there is one.
 	Holder State
+	// Expired: the record is still ours, but its lease ran out before it
+	// was renewed, so a waiter may have judged it stale: it is not renewed.
+	Expired bool
 }
 
 func (e *LostError) Error() string {
-	if !e.Holder.Locked {
+	switch {
+	case e.Expired:
+		return fmt.Sprintf("lock lost: its lease (%s) ran out before it was renewed", e.Holder.Lease)
+	case !e.Holder.Locked:
 		return "lock lost: it was removed"
 	}
 	return "lock lost: now held by " + e.Holder.Describe()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
@@ -13,7 +11,8 @@ import (
 
 // Params returns what every fragment on this lock needs, with a new token.
 // Package store builds its fragments on it.
-func (l *Lock) Params() shellcmd.Params { return l.params(uuid.NewString()) }
+// With Hold set they work under that manual hold.
+func (l *Lock) Params() shellcmd.Params { return l.working() }
 
 // Under runs a fragment that waits for the lock on the host, works under it
 // and has the host release it (package store's promote, activate, pin, gc).
@@ -54,11 +53,17 @@ func (l *Lock) waiting(ctx context.Context, call remote.Call, ev Events, stop <-
 }
 
 // lost reads a LOST verdict's record: the lock someone else holds now.
-func (l *Lock) lost(record string) *LostError {
+func (l *Lock) lost(record string) *LostError { return l.lostAs(record, "") }
+
+// lostAs is lost for a command whose token was mine: a record that is still
+// mine means its lease ran out before it was renewed.
+func (l *Lock) lostAs(record, mine string) *LostError {
 	if record == "-" {
-		return &LostError{Holder: State{Store: true, Locked: true}}
+		return &LostError{Holder: State{Store: true}}
 	}
-	return &LostError{Holder: l.state("-", "-", record)}
+	e := &LostError{Holder: l.state("-", "-", record)}
+	e.Expired = mine != "" && e.Holder.RecordOK && e.Holder.Record.Token == mine
+	return e
 }
 
 // Err reads the lock's part of a reply to a fragment run with Under: a
@@ -67,12 +72,12 @@ func (l *Lock) lost(record string) *LostError {
 // none of them. A reply without any verdict is an error too, and one that
 // took the lock without saying it released it is an unknown outcome.
 func (l *Lock) Err(r *remote.Reply, op string) error {
-	acquired, released := false, false
+	acquired, released, mine := false, false, l.Hold
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.Acquired:
-			acquired = true
-		case shellcmd.Released:
+			acquired, mine = true, v.Field(0)
+		case shellcmd.Released, shellcmd.Kept:
 			released = true
 		case shellcmd.Busy:
 			return &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
@@ -81,7 +86,7 @@ func (l *Lock) Err(r *remote.Reply, op string) error {
 		case shellcmd.NoStore:
 			return ErrNoStore
 		case shellcmd.Lost:
-			return l.releaseVerdict(v, r)
+			return l.lostAs(v.Field(0), mine)
 		case shellcmd.Error:
 			return hostError(v)
 		}

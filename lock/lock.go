@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,15 +20,29 @@ import (
 type Lock struct {
 	host *remote.Host
 	root shellcmd.Root
-	// Stale is the age after which a lock may be stolen; zero means
-	// shellcmd.DefaultStale (20 minutes).
+	// Stale is the age after which a lock whose record names no lease may
+	// be stolen; zero means shellcmd.DefaultStale (20 minutes).
 	Stale time.Duration
+	// Lease is the lease the locks this client takes carry: a lock whose
+	// holder did not renew it for this long may be taken. Commands that
+	// work under the lock renew it on the host every quarter lease. Zero
+	// means shellcmd.DefaultStale.
+	Lease time.Duration
+	// Hold, when set, is the token of a manual hold (Acquire) that Run and
+	// the store's commands work under instead of taking the lock: the host
+	// checks, in the same command, that it still holds the lock, renews
+	// its lease while they work, and leaves it held.
+	Hold string
 	// Owner holds the client's part of the owner record: who, what, which
 	// version. Token, boot and time are filled in on the host.
 	Owner shellcmd.Record
 	// Pause is for tests: every command on this lock stops at the protocol
 	// steps it names (see shellcmd.Pause).
 	Pause shellcmd.Pause
+	// Redial, when set, reaches the host again over a new connection: Run
+	// uses it to follow a run whose connection was lost (RunOptions.Reconnect
+	// overrides it). The caller closes what it opens.
+	Redial func(context.Context) (*remote.Host, error)
 }
 
 // New returns the lock of the store under root on h. The owner record names
@@ -86,8 +101,21 @@ func (l *Lock) params(token string) shellcmd.Params {
 		Token:  token,
 		Record: l.Owner.Encode(),
 		Stale:  l.stale(),
+		Lease:  l.Lease,
 		Pause:  l.Pause,
 	}
+}
+
+// working is the params of a command that works under the lock: with a new
+// token, or under the manual hold l.Hold (then its scratch directory gets a
+// name of its own, since several commands may work under one hold).
+func (l *Lock) working() shellcmd.Params {
+	if l.Hold == "" {
+		return l.params(uuid.NewString())
+	}
+	p := l.params(l.Hold)
+	p.Hold, p.Run = true, uuid.NewString()
+	return p
 }
 
 func (l *Lock) stale() time.Duration {
@@ -111,7 +139,8 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	case shellcmd.Free:
 		s = State{Store: true}
 	case shellcmd.Lock:
-		s = l.state(v.Field(0), v.Field(1), v.Field(2))
+		s = l.state(v.Field(0), v.Field(1), v.Field(3))
+		s.Proc = v.Field(2)
 	default:
 		return State{}, l.failure("status", r)
 	}
@@ -192,6 +221,33 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	return nil, l.failure("acquire", r)
 }
 
+// Refresh renews the lease of the manual hold token (on the host, owner
+// checked) and returns that lease. A hold whose lease ran out before the
+// renewal, or that someone else holds now, is a *LostError; ErrNotHeld when
+// the lock is free.
+func (l *Lock) Refresh(ctx context.Context, token string) (time.Duration, error) {
+	if !ValidToken(token) {
+		return 0, badToken(token)
+	}
+	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRefresh, l.params(token))})
+	if err != nil {
+		return 0, err
+	}
+	v := r.Last()
+	switch v.Verb {
+	case shellcmd.Refreshed:
+		n, _ := strconv.Atoi(v.Field(0))
+		return time.Duration(n) * time.Second, nil
+	case shellcmd.Lost:
+		return 0, l.lostAs(v.Field(0), token)
+	case shellcmd.NotHeld:
+		return 0, ErrNotHeld
+	case shellcmd.NoStore:
+		return 0, ErrNoStore
+	}
+	return 0, l.failure("refresh", r)
+}
+
 // Release removes the lock if, and only if, it still carries token. A lock
 // someone else holds now is left alone and a *LostError says whose it is.
 func (l *Lock) Release(ctx context.Context, token string) error {
@@ -207,7 +263,7 @@ func (l *Lock) Release(ctx context.Context, token string) error {
 
 func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 	switch v.Verb {
-	case shellcmd.Released:
+	case shellcmd.Released, shellcmd.Kept:
 		return nil
 	case shellcmd.Lost:
 		return l.lost(v.Field(0))

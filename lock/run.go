@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -19,17 +18,34 @@ import (
 type RunOptions struct {
 	// Wait bounds how long the host waits for the lock; zero makes one attempt.
 	Wait time.Duration
+	// Grace is how long the command has between SIGTERM and SIGKILL when
+	// it is stopped; zero means shellcmd.DefaultGrace.
+	Grace time.Duration
 	// Stdout and Stderr receive the command's output, relayed live.
 	Stdout, Stderr io.Writer
-	// Stop, when closed, asks the host to stop the command: it is sent
-	// SIGTERM, and the host releases the lock when it exits. Before the
-	// command starts, it makes the host stop waiting.
-	Stop   <-chan struct{}
-	Events Events
+	// Stop, when closed, asks the host to stop the command: its whole
+	// process group gets SIGTERM, then SIGKILL after Grace, and the host
+	// releases the lock once nothing of it is left. Before the command
+	// starts, it makes the host stop waiting.
+	Stop <-chan struct{}
+	// Reconnect, when set, is how Run reaches the host again after contact
+	// was lost: Run then follows the run's output from where it stopped
+	// and reports its real exit status (up to Reattach attempts, with
+	// backoff). Without it a lost contact is an unknown outcome.
+	Reconnect func(context.Context) (*remote.Host, error)
+	// Reattach bounds the reconnection attempts; zero means 6 (about 30
+	// seconds of backoff).
+	Reattach int
+	// Reattached, when set, is called each time Run follows the run again
+	// after contact was lost.
+	Reattached func(attempt int)
+	Events     Events
 }
 
 // RunResult is what the host reported about a run.
 type RunResult struct {
+	// ID names the run's record on the host (hoist logs ID).
+	ID string
 	// Token is the owner token the run held the lock with.
 	Token string
 	// Started reports whether the command started.
@@ -38,40 +54,58 @@ type RunResult struct {
 	Status int
 	Exited bool
 	// Lost is set when the lock was no longer ours when the command ended
-	// (taken as stale while it ran); the host did not touch the new lock.
+	// (taken after its lease ran out, or broken); the host did not touch
+	// the new lock.
 	Lost *LostError
+	// Fenced is set when the lock was lost while the command ran: the host
+	// stopped it (its whole group) at once.
+	Fenced bool
 	// Stolen describes the lock the run took over, when it stole one.
 	Stolen *State
 	// ReleaseErr is set when the command ended but the host did not report
 	// releasing the lock (a record it could not move, a host shell cut short): the lock
 	// may stay held until the stale rule frees it.
 	ReleaseErr error
+	// Reattached counts the times contact was lost and the run followed
+	// again.
+	Reattached int
 	released   bool
 }
 
-// Run acquires the lock, runs argv and releases the lock in one host command.
-// The host waits for the lock (up to opts.Wait), runs argv with its output
-// going to files that it relays to opts.Stdout and opts.Stderr, releases the
-// lock as soon as argv exits, and reports the exit status.
+// Run acquires the lock, runs argv and releases the lock in one host command
+// (or, with l.Hold set, runs argv under that manual hold and leaves it held).
+// The host waits for the lock (up to opts.Wait), runs argv in a process
+// group of its own with its output going to files that it relays to
+// opts.Stdout and opts.Stderr, renews the lease while argv runs, stops the
+// group at once if the lock is lost, releases the lock when argv and
+// everything it started have exited, and reports the exit status.
 //
-// If ctx is cancelled, or contact is lost, the command keeps running on the
-// host and the host still releases the lock when it exits; the error then
-// matches transport.ErrUnknownOutcome and the result says whether the
-// command had started. Before the command starts, a cancelled or vanished
-// client makes the host stop waiting and release anything it took.
+// If ctx is cancelled, or contact is lost and cannot be regained
+// (opts.Reconnect), the command keeps running on the host and the host still
+// releases the lock when it exits; the error then matches
+// transport.ErrUnknownOutcome and names the run. Before the command starts,
+// a cancelled or vanished client makes the host stop waiting and release
+// anything it took.
 func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunResult, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("run: no command given")
 	}
-	p := l.params(uuid.NewString())
+	p := l.working()
 	p.Wait = opts.Wait
+	p.Grace = opts.Grace
 	p.Argv = argv
-	res := &RunResult{Token: p.Token}
+	p.RunInfo = shellcmd.RunInfo(l.Owner.Who, argv)
+	res := &RunResult{Token: p.Token, ID: p.Token}
+	if p.Run != "" {
+		res.ID = p.Run
+	}
+	out := &counter{w: orDiscard(opts.Stdout)}
+	errw := &counter{w: orDiscard(opts.Stderr)}
 
 	r, err := l.waiting(ctx, remote.Call{
 		Fragment: shellcmd.Render(shellcmd.OpRun, p),
-		Stdout:   orDiscard(opts.Stdout),
-		Stderr:   orDiscard(opts.Stderr),
+		Stdout:   out,
+		Stderr:   errw,
 	}, opts.Events, opts.Stop, func(v shellcmd.Verdict, _ *control) {
 		switch v.Verb {
 		case shellcmd.Stolen:
@@ -82,19 +116,30 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 			if opts.Events.Started != nil {
 				opts.Events.Started()
 			}
-		case shellcmd.Released:
+		case shellcmd.Released, shellcmd.Kept:
 			res.released = true
+		case shellcmd.Fenced:
+			res.Fenced = true
 		case shellcmd.Error:
 			if res.Exited || res.Started {
 				res.ReleaseErr = hostError(v)
 			}
 		case shellcmd.Lost:
-			res.Lost = l.lost(v.Field(0))
+			res.Lost = l.lostAs(v.Field(0), p.Token)
+		case shellcmd.NotHeld:
+			// Nothing to release: someone removed the lock meanwhile.
+			res.Lost = l.lostAs("-", p.Token)
 		case shellcmd.Exit:
 			res.Status, _ = strconv.Atoi(v.Field(0))
 			res.Exited = true
 		}
 	})
+	if opts.Reconnect == nil {
+		opts.Reconnect = l.Redial
+	}
+	if err != nil && isUnknown(err) && opts.Reconnect != nil && ctx.Err() == nil && !res.Exited {
+		return res, l.reattach(ctx, res, out, errw, opts, err)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -107,7 +152,7 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	if res.Started {
 		// The host shell stopped after starting the command and before its
 		// status: the command may still run, holding the lock.
-		return res, transport.UnknownOutcome(fmt.Errorf("the host stopped reporting after the command started (exit %d)", r.Status))
+		return res, transport.UnknownOutcome(fmt.Errorf("the host stopped reporting after the command started (exit %d); follow it with hoist logs -f %s", r.Status, res.ID))
 	}
 	v := r.Last()
 	switch v.Verb {
@@ -115,8 +160,78 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		return res, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
 	case shellcmd.Abandoned:
 		return res, ErrAbandoned
+	case shellcmd.Lost:
+		return res, res.Lost
 	}
 	return res, l.failure("run", r)
+}
+
+// reattach follows the run again after contact was lost (cause): it
+// reconnects with backoff and runs Logs from the offsets this client has,
+// until the run's status arrives or the attempts run out.
+func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter, opts RunOptions, cause error) error {
+	attempts := opts.Reattach
+	if attempts <= 0 {
+		attempts = 6
+	}
+	delay := 500 * time.Millisecond
+	for i := 1; i <= attempts; i++ {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return unknownRun(res, cause)
+		case <-t.C:
+		}
+		delay = min(2*delay, 8*time.Second)
+		h, err := opts.Reconnect(ctx)
+		if err != nil {
+			cause = err
+			continue
+		}
+		res.Reattached++
+		if opts.Reattached != nil {
+			opts.Reattached(i)
+		}
+		other := &Lock{host: h, root: l.root, Stale: l.Stale, Lease: l.Lease, Owner: l.Owner}
+		st, err := other.Logs(ctx, res.ID, LogOptions{Follow: true, Offsets: [2]int64{out.n.Load(), errw.n.Load()},
+			Stdout: out, Stderr: errw, Stop: opts.Stop})
+		switch {
+		case err == nil && st.Exited:
+			res.Started, res.Exited, res.Status, res.released = true, true, st.Status, true
+			return nil
+		case err == nil:
+			// The run ended and nobody saw its status: its host command
+			// was killed, and the guardian released the lock.
+			res.Started = true
+			return fmt.Errorf("the run %s ended, but its exit status is unknown: its host command was killed", res.ID)
+		case errors.Is(err, ErrNoRun) && !res.Started:
+			return fmt.Errorf("contact was lost before the command started, and the host did not start it (%v)", cause)
+		case isUnknown(err):
+			cause = err
+			continue
+		default:
+			return err
+		}
+	}
+	return unknownRun(res, cause)
+}
+
+func unknownRun(res *RunResult, cause error) error {
+	return transport.UnknownOutcome(fmt.Errorf("%v; the run %s may still be running on the host, which releases the lock when it ends; follow it with hoist logs -f %s", cause, res.ID, res.ID))
+}
+
+// counter counts the bytes written through it: the offsets a reattached
+// run's output resumes from.
+type counter struct {
+	w io.Writer
+	n atomic.Int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func orDiscard(w io.Writer) io.Writer {

@@ -25,12 +25,22 @@ type State struct {
 	// clock; AgeKnown is false when the host could not tell.
 	Age      time.Duration
 	AgeKnown bool
-	// Why says which rule makes the lock stealable: "stale" (untouched for
-	// the stale period), "boot" (recorded on a previous boot), "forced" (a
+	// Why says which rule makes the lock stealable: "stale" (not renewed
+	// for its lease), "boot" (recorded on a previous boot), "exited" (its
+	// holder process and everything it started are gone), "forced" (a
 	// forced break), or "" when none does.
 	Why string
-	// Stale is the stale period the host applied.
+	// Stale is the stale period for a record that names no lease.
 	Stale time.Duration
+	// Lease is the lease the host applies: the record's, or Stale.
+	Lease time.Duration
+	// Proc is what the host found about the holder process the record
+	// names (the exited rule): "alive", "exited", "none" (a manual hold,
+	// or a record that names none), "boot", "pidns" or "uid" (held on
+	// another boot, in another PID namespace, or by another login: the
+	// rule does not apply), "unknown" (the host could not tell), or ""
+	// when the host did not say.
+	Proc string
 	// Host is the host's facts (its boot evidence), nil when unknown.
 	Host *shellcmd.Facts
 	// Debris lists paths an earlier version left that nothing uses any
@@ -39,7 +49,16 @@ type State struct {
 }
 
 // Stealable reports whether a rule lets anyone take the lock now.
-func (s State) Stealable() bool { return s.Why == "stale" || s.Why == "boot" }
+func (s State) Stealable() bool { return s.Why == "stale" || s.Why == "boot" || s.Why == "exited" }
+
+// ExpiresIn is the time until the lease runs out, by the host's clock, if
+// the holder does not renew it; ok is false when the age is unknown.
+func (s State) ExpiresIn() (d time.Duration, ok bool) {
+	if !s.AgeKnown {
+		return 0, false
+	}
+	return max(s.Lease-s.Age, 0), true
+}
 
 // BootMatch reports whether the record was written on the host's current
 // boot; known is false when either side is unknown or the record is an
@@ -53,7 +72,7 @@ func (s State) BootMatch() (match, known bool) {
 
 // stateFrom builds a State from a verdict's age, why and record fields.
 func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts) State {
-	s := State{Store: true, Locked: true, Stale: stale, Host: facts}
+	s := State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: facts}
 	if n := shellcmd.Age(age); n >= 0 {
 		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
 	}
@@ -63,6 +82,9 @@ func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts)
 	if raw != "-" {
 		s.Raw = raw
 		s.Record, s.RecordOK = shellcmd.ParseRecord(raw)
+		if s.RecordOK {
+			s.Lease = s.Record.EffectiveLease(stale)
+		}
 	}
 	return s
 }
@@ -94,20 +116,23 @@ func (s State) Describe() string {
 		b.WriteString("an owner whose record cannot be read")
 	}
 	if s.AgeKnown {
-		fmt.Fprintf(&b, ", untouched for %s", s.Age)
+		fmt.Fprintf(&b, ", renewed %s ago", s.Age)
 	}
 	return b.String()
 }
 
-// Reason explains, in a few words, whether and why the lock may be taken.
+// Reason explains, in a few words, whether and why the lock may be taken,
+// and when a waiter would get in.
 func (s State) Reason() string {
 	switch {
 	case !s.Locked:
 		return "free"
 	case s.Why == "boot":
 		return shellcmd.Printable(s.bootReason())
+	case s.Why == "exited":
+		return "holder exited: the host process that held it, and everything it started, are gone"
 	case s.Why == "stale":
-		return fmt.Sprintf("stale: untouched for %s (stale after %s)", s.Age, s.Stale)
+		return fmt.Sprintf("stale: not renewed for %s (lease %s)", s.Age, s.Lease)
 	case s.Why == "forced":
 		return "broken by force"
 	case !s.AgeKnown:
@@ -115,7 +140,8 @@ func (s State) Reason() string {
 	case !s.RecordOK:
 		return fmt.Sprintf("held: record missing or unreadable, so only age counts (stale after %s, untouched for %s)", s.Stale, s.Age)
 	}
-	return fmt.Sprintf("held: touched %s ago, stale after %s", s.Age, s.Stale)
+	left, _ := s.ExpiresIn()
+	return fmt.Sprintf("held: lease %s; a waiter gets in when it is released, or in %s if it is not renewed", s.Lease, left)
 }
 
 func (s State) bootReason() string {
@@ -127,4 +153,36 @@ func (s State) bootReason() string {
 		return fmt.Sprintf("previous boot: recorded on boot %s of this machine, the host is on boot %s", r.BootID, h.BootID)
 	}
 	return fmt.Sprintf("previous boot: recorded in PID namespace %s whose PID 1 started at %s; that PID 1 now started at %s, so the namespace was replaced", r.PIDNS, r.Init, h.Init)
+}
+
+// NSMatch reports whether the record was written in the host's PID
+// namespace; known is false when either side is unknown.
+func (s State) NSMatch() (match, known bool) {
+	if !s.RecordOK || s.Record.Format != 2 || s.Record.PIDNS == "-" || s.Host == nil || s.Host.PIDNS == "-" {
+		return false, false
+	}
+	return s.Record.PIDNS == s.Host.PIDNS, true
+}
+
+// Process says, for people, what the host found about the holder process
+// (the exited rule), or "" when it did not say.
+func (s State) Process() string {
+	pid := s.Record.HolderPID
+	switch s.Proc {
+	case "alive":
+		return "holder process " + pid + " alive"
+	case "exited":
+		return "holder process " + pid + " exited"
+	case "none":
+		return "a manual hold: no holder process, only its lease counts"
+	case "boot":
+		return "holder process on another boot"
+	case "pidns":
+		return "holder process in another PID namespace: the host cannot see it"
+	case "uid":
+		return "holder process of another login: the host does not judge it"
+	case "unknown":
+		return "holder process unknown: /proc cannot tell"
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,9 +110,12 @@ func TestShCreate(t *testing.T) {
 		if want := "hoist-lock/2 token=" + fnMe; head != want {
 			t.Errorf("%s: record starts %q, want %q", sh[0], head, want)
 		}
-		if want := "mach=" + fnMach + " boot=" + fnBoot + " pidns=" + fnNS + " init=" + fnInit +
-			" pid=42 who=u%40h ver=test cmd=test msg=m%20x"; rest != want {
-			t.Errorf("%s: record ends %q, want %q", sh[0], rest, want)
+		// The holder process is the host shell: its pid and start time.
+		want := regexp.MustCompile(`^mach=` + regexp.QuoteMeta(fnMach) + ` boot=` + fnBoot + ` pidns=` + fnNS + ` init=` + fnInit +
+			` lease=1200 hpid=[1-9][0-9]* hstart=[0-9]+ huid=` + strconv.Itoa(os.Getuid()) +
+			` pid=42 who=u%40h ver=test cmd=test msg=m%20x$`)
+		if !want.MatchString(rest) {
+			t.Errorf("%s: record ends %q, want %s", sh[0], rest, want)
 		}
 		if rec, ok := ParseRecord(line); !ok || rec.Token != fnMe || rec.BootID != fnBoot || rec.Message != "m x" {
 			t.Errorf("%s: the client cannot read the record %q: %+v", sh[0], line, rec)

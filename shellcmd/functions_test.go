@@ -72,7 +72,9 @@ func (r fnRun) script(root string) string {
 		{"h_lockname", LockName}, {"h_runsdir", RunsDir}, {"h_store", store}, {"h_lock", lock},
 		{"h_runs", runs}, {"h_scr", ""}, {"h_me", fnMe}, {"h_rec", "pid=42 who=u%40h ver=test cmd=test msg=m%20x"},
 		{"h_wait", "0"}, {"h_stale", "1200"}, {"h_try", ""}, {"h_force", ""}, {"h_pause", ""},
-		{"h_pauseat", ""}, {"h_every", "10"}}
+		{"h_pauseat", ""}, {"h_every", "10"}, {"h_lease", "1200"}, {"h_mylease", "1200"}, {"h_grace", "10"},
+		{"h_keepruns", "604800"}, {"h_hold", ""}, {"h_rid", fnMe}, {"h_manual", ""}, {"h_isrun", ""}, {"h_gpid", ""},
+		{"h_gw", ""}}
 	for _, kv := range base {
 		assign(&b, kv[0], kv[1])
 	}

@@ -29,8 +29,9 @@ func (op *Op) EndsWith(v Verb) bool { return slices.Contains(op.Ends, v) }
 // The lock's waiting verdicts, what releasing may say, and the error codes
 // of taking the lock.
 var (
-	waiting   = []Verb{Held, Stolen, Acquired}
-	releasing = []Verb{Released, Lost, NotHeld}
+	waiting = []Verb{Held, Stolen, Acquired}
+	// Kept: a command under a manual hold leaves the hold held.
+	releasing = []Verb{Released, Lost, NotHeld, Kept}
 	// Every operation starts with the path checks (h_setup).
 	setupCodes = []string{"nohome", "path"}
 	takeCodes  = []string{"nohome", "path", "mkdir", "lockpath", "record", "permission"}
@@ -49,19 +50,23 @@ var (
 	OpStatus = &Op{Name: "status", Sends: []Verb{Debris},
 		Ends: []Verb{NoStore, Free, Lock, Error}, Codes: join(setupCodes, []string{"lockpath"})}
 	OpAcquire = &Op{Name: "acquire", Sends: waiting,
-		Ends: []Verb{Holding, Busy, NoStore, Abandoned, Error}, Codes: takeCodes}
-	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{Started}, releasing),
-		Ends: []Verb{Exit, Busy, Abandoned, Error}, Codes: join(takeCodes, []string{"release"})}
+		Ends: []Verb{Holding, Busy, NoStore, Abandoned, Lost, Error}, Codes: takeCodes}
+	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{Started, Fenced}, releasing),
+		Ends: []Verb{Exit, Lost, Busy, Abandoned, Error}, Codes: join(takeCodes, []string{"release"})}
 	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{Error}), Codes: join(setupCodes, []string{"release"})}
 	OpBreak   = &Op{Name: "break", Ends: []Verb{Broken, NotStale, NotOwner, Free, NoStore, Error},
 		Codes: join(setupCodes, []string{"lockpath", "changed", "permission"})}
 
 	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{Activated, NotFound}, releasing),
-		Ends:  []Verb{Present, Stage, Busy, Abandoned, Error},
+		Ends:  []Verb{Present, Stage, Lost, Busy, Abandoned, Error},
 		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space"})}
 	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{Present, Promoted, Activated, NotFound}),
 		Ends:  join(releasing, []Verb{Corrupt, Busy, Abandoned, Error}),
 		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256", "unpack", "promote"})}
+	OpRefresh = &Op{Name: "refresh", Ends: []Verb{Refreshed, Lost, NotHeld, NoStore, Error}, Codes: setupCodes}
+	OpRuns    = &Op{Name: "runs", Sends: []Verb{RunLine}, Ends: []Verb{Listed, Error}, Codes: setupCodes}
+	OpLogs    = &Op{Name: "logs", Sends: []Verb{Cut}, Ends: []Verb{RunState, NoRun, Error}, Codes: setupCodes}
+
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{Dropped, Error}, Codes: setupCodes}
 	OpList      = &Op{Name: "list", Sends: []Verb{Runtime}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{History}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
@@ -76,5 +81,5 @@ var (
 )
 
 // Ops lists every operation.
-var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpPushCheck, OpPromote,
+var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote,
 	OpDropStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC}

@@ -25,12 +25,21 @@ type Record struct {
 	// where the host could not read it.
 	Machine, BootID, PIDNS, Init string
 	// Boot is an earlier version's boot identity (Format 1 only).
-	Boot    string
-	PID     int
-	Who     string // user@host of the client
-	Version string // hoist version of the client
-	Command string // what the holder is doing
-	Message string // --message
+	Boot string
+	// Lease is the holder's lease: the lock may be taken once its record
+	// was not renewed for this long. Zero when the record names none (then
+	// DefaultStale applies).
+	Lease time.Duration
+	// HolderPID and HolderStart name the host process that holds the lock
+	// (its pid and its start time in clock ticks after boot), HolderUID its
+	// login's uid: the evidence of the exited rule. "" for a manual hold,
+	// which no process holds, and for a record that names none.
+	HolderPID, HolderStart, HolderUID string
+	PID                               int
+	Who                               string // user@host of the client
+	Version                           string // hoist version of the client
+	Command                           string // what the holder is doing
+	Message                           string // --message
 }
 
 const (
@@ -97,6 +106,16 @@ func ParseRecord(line string) (r Record, ok bool) {
 			r.PIDNS = v
 		case "init":
 			r.Init = v
+		case "lease":
+			if n, err := strconv.Atoi(v); err == nil && v[0] != '0' && n >= int(MinLease/time.Second) && n <= 9999999 {
+				r.Lease = time.Duration(n) * time.Second
+			}
+		case "hpid":
+			r.HolderPID = digits(v)
+		case "hstart":
+			r.HolderStart = digits(v)
+		case "huid":
+			r.HolderUID = digits(v)
 		case "since":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -114,6 +133,23 @@ func ParseRecord(line string) (r Record, ok bool) {
 		return Record{}, false
 	}
 	return r, true
+}
+
+// digits is s when it is a decimal number, else "".
+func digits(s string) string {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return ""
+	}
+	return s
+}
+
+// EffectiveLease is the lease the host applies to this record: its own, or
+// stale when it names none.
+func (r Record) EffectiveLease(stale time.Duration) time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return stale
 }
 
 // ParseClient reads the client's part of a record ([Record.Encode]) with
@@ -164,4 +200,20 @@ func pct(s string) string {
 		b.WriteByte(hex[c&15])
 	}
 	return b.String()
+}
+
+// RunInfo is the client's part of a run's record on the host (runs/<id>/info):
+// who runs it and the whole command line, percent-encoded. The run's record
+// is private to the login, unlike the lock's, which names the program only.
+func RunInfo(who string, argv []string) string {
+	return "who=" + pct(cut(who)) + " cmd=" + pct(cut(strings.Join(argv, " ")))
+}
+
+// Unpct decodes a value RunInfo or Record.Encode encoded; a value that does
+// not decode is returned as it is.
+func Unpct(s string) string {
+	if d, err := url.PathUnescape(s); err == nil {
+		return d
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -60,6 +61,28 @@ type Params struct {
 	Force bool
 	// Argv is the command Run executes.
 	Argv []string
+	// Lease is the lease a lock this command takes carries: it may be
+	// taken once its record has not been renewed for this long. Zero means
+	// DefaultStale.
+	Lease time.Duration
+	// Grace is how long a stopped run's command has between SIGTERM and
+	// SIGKILL. Zero means DefaultGrace.
+	Grace time.Duration
+	// Hold makes the command work under the manual hold Token instead of
+	// taking the lock: it checks on the host that Token still holds it,
+	// renews that hold's lease while it works, and leaves it held.
+	Hold bool
+	// Run names the command's scratch directory, runs/<Run>, which a run
+	// keeps as its record; empty means Token.
+	Run string
+	// RunInfo is the client's part of a run's record (who, the command).
+	RunInfo string
+	// KeepRuns is how long gc keeps run records; zero means DefaultKeepRuns.
+	KeepRuns time.Duration
+	// Offsets are the bytes of a run's stdout and stderr a reader already
+	// has; Follow makes Logs wait for the run to end.
+	Offsets [2]int64
+	Follow  bool
 
 	// Store operations.
 	Stage    string // the token of a push's stage, .stage-<Stage>
@@ -93,8 +116,20 @@ const (
 	RunsDir  = "runs"        // <root>/runs/<token>: scratch of waiting and running commands
 )
 
-// DefaultStale is the stale rule: a lock untouched this long may be stolen.
+// DefaultStale is the lease a lock carries unless told otherwise, and the
+// stale rule for a lock whose record names no lease: a lock whose record was
+// not renewed for this long may be stolen.
 const DefaultStale = 20 * time.Minute
+
+// DefaultGrace is the time a stopped command gets between SIGTERM and SIGKILL.
+const DefaultGrace = 10 * time.Second
+
+// DefaultKeepRuns is how long gc keeps the record of a run.
+const DefaultKeepRuns = 7 * 24 * time.Hour
+
+// MinLease is the shortest lease a record may carry; a record with a shorter
+// one (or none) falls under DefaultStale.
+const MinLease = 2 * time.Second
 
 // Fragment is one operation's part of a host command: the shell functions it
 // carries (Defs) and the lines that run it (Main). Package remote puts the
@@ -116,7 +151,13 @@ func Render(op *Op, p Params) Fragment {
 	b.WriteString("h_storedir=" + StoreDir + " h_lockname=" + LockName + " h_runsdir=" + RunsDir + "\n")
 	assign(&b, "h_me", orDash(p.Token))
 	assign(&b, "h_rec", p.Record)
-	fmt.Fprintf(&b, "h_wait=%d\nh_stale=%d\n", seconds(p.Wait), seconds(orDefault(p.Stale, DefaultStale)))
+	fmt.Fprintf(&b, "h_wait=%d\nh_stale=%d\nh_lease=%d\nh_grace=%d\nh_keepruns=%d\n", seconds(p.Wait),
+		seconds(orDefault(p.Stale, DefaultStale)), seconds(orDefault(p.Lease, DefaultStale)),
+		seconds(orDefault(p.Grace, DefaultGrace)), seconds(orDefault(p.KeepRuns, DefaultKeepRuns)))
+	assign(&b, "h_rid", orDash(cmp.Or(p.Run, p.Token)))
+	assign(&b, "h_runinfo", p.RunInfo)
+	fmt.Fprintf(&b, "h_oo=%d\nh_eo=%d\n", max(p.Offsets[0], 0), max(p.Offsets[1], 0))
+	b.WriteString("h_hold=" + flag(p.Hold) + "\nh_follow=" + flag(p.Follow) + "\n")
 	b.WriteString("h_try=" + flag(p.Try) + "\nh_force=" + flag(p.Force) + "\n")
 	assign(&b, "h_stok", orDash(p.Stage))
 	assign(&b, "h_id", p.ID)
@@ -132,7 +173,8 @@ func Render(op *Op, p Params) Fragment {
 		for i, a := range p.Argv {
 			quoted[i] = shellescape.Quote(a)
 		}
-		b.WriteString("h_cmd() { exec " + strings.Join(quoted, " ") + "; }\n")
+		// h_setsid is "setsid" where the host has it (h_run).
+		b.WriteString("h_cmd() { exec $h_setsid " + strings.Join(quoted, " ") + "; }\n")
 	}
 	b.WriteString(op.definitions())
 	return Fragment{Op: op, Defs: b.String(), Main: "h_setup\nh_op_" + op.Name + "\n"}

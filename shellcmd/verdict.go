@@ -34,6 +34,13 @@ const (
 	NotStale  Verb = "NOTSTALE"
 	NotOwner  Verb = "NOTOWNER"
 	Error     Verb = "ERROR"
+	Refreshed Verb = "REFRESHED"
+	Kept      Verb = "KEPT"
+	Fenced    Verb = "FENCED"
+	NoRun     Verb = "NORUN"
+	RunLine   Verb = "RUN"
+	RunState  Verb = "RUNSTATE"
+	Cut       Verb = "CUT"
 	// The store's.
 	Present    Verb = "PRESENT"
 	Stage      Verb = "STAGE"
@@ -58,12 +65,13 @@ const (
 // of the line (a record, a home directory, a name). ERROR is a code and free
 // text.
 var fieldCount = map[Verb]int{
-	Loaded: 0, FactsVerb: 8, NoStore: 0, Free: 0, Lock: 3, Debris: 1, Held: 2, Stolen: 3,
+	Loaded: 0, FactsVerb: 8, NoStore: 0, Free: 0, Lock: 4, Debris: 1, Held: 2, Stolen: 3,
 	Busy: 2, Acquired: 1, Holding: 1, Abandoned: 0, Started: 0, Released: 0, Lost: 1,
 	NotHeld: 0, Exit: 1, Broken: 3, NotStale: 2, NotOwner: 2, Error: -1,
 	Present: 1, Stage: 1, Promoted: 1, Activated: 2, Corrupt: 1, Runtime: 5, History: 5, Listed: 0,
 	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
 	NoProc: 0, Dropped: 0,
+	Refreshed: 1, Kept: 1, Fenced: 0, NoRun: 1, RunLine: 6, RunState: 5, Cut: 2,
 }
 
 // Verdict is one protocol line: a verb and its fields.

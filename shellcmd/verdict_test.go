@@ -22,7 +22,7 @@ func TestParseVerdict(t *testing.T) {
 		{in: "HELD 12 hoist-lock/1 token=a boot=b since=1", verb: "HELD", fields: []string{"12", "hoist-lock/1 token=a boot=b since=1"}},
 		{in: "HELD - -", verb: "HELD", fields: []string{"-", "-"}},
 		{in: "HELD 12", bad: true},
-		{in: "LOCK 5 stale garbage with  spaces", verb: "LOCK", fields: []string{"5", "stale", "garbage with  spaces"}},
+		{in: "LOCK 5 stale alive garbage with  spaces", verb: "LOCK", fields: []string{"5", "stale", "alive", "garbage with  spaces"}},
 		{in: "FACTS m:h b 4026531836 1 gnu 0.1 1000 /home/a b", verb: "FACTS", fields: []string{"m:h", "b", "4026531836", "1", "gnu", "0.1", "1000", "/home/a b"}},
 		{in: "ERROR mkdir no space", verb: "ERROR", fields: []string{"mkdir", "no space"}},
 		{in: "ERROR changed", verb: "ERROR", fields: []string{"changed"}},

@@ -39,7 +39,7 @@ type GCResult struct {
 // for the stale period. With dryRun it only says what it would do.
 func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (*GCResult, error) {
 	p := s.l.Params()
-	p.Keep, p.DryRun = keep, dryRun
+	p.Keep, p.DryRun, p.KeepRuns = keep, dryRun, s.KeepRuns
 	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpGC, p), ev, nil)
 	if err != nil {
 		return nil, err

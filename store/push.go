@@ -21,6 +21,9 @@ import (
 // Store is the runtime store of one host, guarded by its lock.
 type Store struct {
 	l *lock.Lock
+	// KeepRuns is how long gc keeps the records of runs (hoist runs);
+	// zero means shellcmd.DefaultKeepRuns, a week.
+	KeepRuns time.Duration
 }
 
 // New returns the store that l guards.

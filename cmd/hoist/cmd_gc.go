@@ -5,16 +5,19 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 )
 
 type gcOptions struct {
-	keep   int
-	dryRun bool
+	keep     int
+	dryRun   bool
+	keepRuns time.Duration
 }
 
 func (a *app) gcCommand() *cobra.Command {
@@ -24,7 +27,7 @@ func (a *app) gcCommand() *cobra.Command {
 		Short: "delete what nothing needs; tries the lock once, never waits",
 		Long: `gc deletes the runtimes nothing needs: it keeps current, previous, pinned
 runtimes, those a running process uses, and the N newest others; it sweeps
-abandoned uploads. It tries the lock once: a busy store is skipped (exit 0),
+abandoned uploads and the records of runs older than --keep-runs. It tries the lock once: a busy store is skipped (exit 0),
 and a host without a store has nothing to collect.`,
 		Example: `  hoist --hosts-file fleet.txt gc --keep 3
   hoist -H web1 gc --keep 0 --dry-run`,
@@ -33,12 +36,15 @@ and a host without a store has nothing to collect.`,
 	}
 	c.Flags().Var(countValue{&o.keep, 0}, "keep", "keep the `N` newest runtimes beyond the protected ones")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what gc would do, change nothing")
-	return c
+	c.Flags().Var(durationValue{&o.keepRuns}, "keep-runs", "keep the records of runs (hoist runs, hoist logs) for `D`")
+	o.keepRuns = shellcmd.DefaultKeepRuns
+	return a.holdFlag(c)
 }
 
 func (a *app) gc(o gcOptions) error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
 		name := s.Lock().Host().Name()
+		s.KeepRuns = o.keepRuns
 		// gc never waits: a busy store is reported as skipped, not waited on.
 		res, err := s.GC(ctx, o.keep, o.dryRun, lock.Events{Stole: a.waitEvents(name, 0).Stole})
 		if err != nil {

@@ -30,7 +30,7 @@ a lock no one can be holding any more.`,
 		// hoist lock alone shows this help: it is not an error.
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(a.lockStatusCommand(), a.lockAcquireCommand(), a.lockReleaseCommand(), a.lockBreakCommand())
+	c.AddCommand(a.lockStatusCommand(), a.lockAcquireCommand(), a.lockRefreshCommand(), a.lockReleaseCommand(), a.lockBreakCommand())
 	return c
 }
 
@@ -48,8 +48,11 @@ func (a *app) lockStatusCommand() *cobra.Command {
 		Use:   "status",
 		Short: "show the store lock: free or held, by whom, since when, stale or not",
 		Long: `status shows the store lock of each host: free or held, the owner token, who
-holds it (user@host, command, hoist version), since when, its age, and
-whether a rule lets anyone take it now, and why. It changes nothing.`,
+holds it (user@host, command, message), since when, its lease and when it
+was last renewed, when it expires if not renewed, whether its holder
+process is alive, whether it was recorded on this boot and in this PID
+namespace, and whether a rule lets anyone take it now, and why. It changes
+nothing.`,
 		Example: `  hoist -H web1 lock status
   hoist -H web1,web2 lock status --json`,
 		Args: noArgs,
@@ -75,8 +78,13 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 			token = "-"
 		}
 		r.data = fmt.Sprintf("%s: locked by %s; token %s; %s", name, s.Describe(), token, s.Reason())
+		if p := s.Process(); p != "" && s.Why == "" {
+			r.data += "; " + p
+		}
 		if match, known := s.BootMatch(); known && !match {
 			r.data += "; recorded on another boot"
+		} else if match, known := s.NSMatch(); known && !match {
+			r.data += "; recorded in another PID namespace"
 		}
 	}
 	for _, d := range s.Debris {

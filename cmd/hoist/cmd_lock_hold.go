@@ -154,3 +154,34 @@ holder is gone.`,
 	c.Flags().StringVar(&o.token, "token", "", "the owner `TOKEN` of the lock to break (- for one without a readable record)")
 	return c
 }
+
+func (a *app) lockRefreshCommand() *cobra.Command {
+	var token string
+	c := &cobra.Command{
+		Use:   "refresh --token TOKEN",
+		Short: "renew the lease of a manual hold",
+		Long: `refresh renews the lease of the manual hold TOKEN on each host, if the lock
+still carries TOKEN and its lease has not run out: a hold that is not
+renewed within its lease (--lease of lock acquire, default 20m) may be
+taken by anyone waiting. A hold whose lease ran out is not renewed (a
+waiter may have judged it stale already): acquire again.`,
+		Example: `  token=$(hoist -H db1 --lease 2h lock acquire -m "db migration")
+  hoist -H db1 lock refresh --token "$token"`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if token == "" {
+				return usageErr("lock refresh needs --token TOKEN (the token lock acquire printed)")
+			}
+			return a.lockFleet(func(ctx context.Context, l *lock.Lock) result {
+				lease, err := l.Refresh(ctx, token)
+				if err != nil {
+					return result{outcome: outcome{err: err}}
+				}
+				a.say(l.Host().Name(), "renewed: the hold lasts another %s unless renewed", lease)
+				return result{json: map[string]any{"refreshed": true, "lease_seconds": int64(lease / time.Second)}}
+			})
+		},
+	}
+	c.Flags().StringVar(&token, "token", "", "the owner `TOKEN` of the hold")
+	return c
+}

@@ -41,7 +41,7 @@ Setuid and setgid bits are stripped unless --keep-setuid.`,
 	f.BoolVar(&o.activate, "activate", false, "switch current to the runtime once it is in place")
 	f.BoolVar(&o.keepSetuid, "keep-setuid", false, "keep setuid and setgid bits (stripped by default)")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
-	return c
+	return a.holdFlag(c)
 }
 
 func (a *app) push(source string, o pushOptions) error {

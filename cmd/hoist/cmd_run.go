@@ -12,25 +12,38 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
-type runOptions struct{ wait time.Duration }
+type runOptions struct{ wait, grace time.Duration }
 
 func (a *app) runCommand() *cobra.Command {
-	o := runOptions{wait: defaultWait}
+	o := runOptions{wait: defaultWait, grace: shellcmd.DefaultGrace}
 	c := &cobra.Command{
-		Use:   "run [--wait D] -- CMD [ARG...]",
+		Use:   "run [--wait D] [--grace D] [--token T] -- CMD [ARG...]",
 		Short: "run CMD on each host under the store lock",
 		Long: `run runs CMD on each host under the store lock, in one host command that
 acquires, runs and releases; the host releases the lock itself when CMD
-ends, even if hoist was killed or lost the connection. Arguments are passed
-as they are, never through a shell (use sh -c '...' for shell syntax).
-CMD's output is relayed live; hoist exits with CMD's exit status.
+and everything it started have ended, even if hoist was killed or lost the
+connection. Arguments are passed as they are, never through a shell (use
+sh -c '...' for shell syntax). CMD's output is relayed live; hoist exits
+with CMD's exit status.
 
-The first Ctrl-C asks the host to stop CMD (SIGTERM) and waits up to 10s
-for the outcome; a second one detaches: CMD carries on, and the host
-releases the lock when it ends.`,
+CMD runs in a session of its own. While it runs the host renews the lock's
+lease (--lease) every quarter lease; if the lock is lost anyway (a frozen
+host, a forced break), the host stops CMD at once. What CMD leaves running
+when it exits is stopped too before the lock is released: start a service
+through the service manager, not with &.
+
+If the connection drops, hoist reconnects and follows CMD's output from
+where it stopped, and exits with CMD's real status; a host that stays
+unreachable gives exit 79 and names the run (hoist logs -f ID).
+
+The first Ctrl-C asks the host to stop CMD: its whole process group gets
+SIGTERM, then SIGKILL after --grace; a second one detaches: CMD carries on,
+and the host releases the lock when it ends. With --token, CMD runs under
+that manual hold (hoist lock acquire), which stays held.`,
 		Example: `  hoist -H web1,web2 run -- systemctl restart app
   hoist -H web1 run --wait 0 -- sh -c 'cd /srv/app && ./migrate'`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -42,14 +55,15 @@ releases the lock when it ends.`,
 		RunE: func(_ *cobra.Command, args []string) error { return a.run(args, o) },
 	}
 	c.Flags().Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
+	c.Flags().Var(durationValue{&o.grace}, "grace", "a stopped CMD gets `D` between SIGTERM and SIGKILL")
 	// Flags end at CMD: "hoist run ls -l" runs ls -l.
 	c.Flags().SetInterspersed(false)
-	return c
+	return a.holdFlag(c)
 }
 
 // run runs argv on every host under the store lock. The first Ctrl-C (or
 // SIGTERM, SIGHUP) asks the host to stop the command, which then releases
-// the lock itself, and waits up to stopGrace for the outcome; a second one
+// the lock itself, and waits up to --grace and 5s more for the outcome; a second one
 // detaches and leaves the host to finish and release.
 func (a *app) run(argv []string, o runOptions) error {
 	ctx, detach := context.WithCancel(context.Background())
@@ -60,7 +74,7 @@ func (a *app) run(argv []string, o runOptions) error {
 		func(os.Signal) {
 			stopOnce.Do(func() { close(stop) })
 			a.note("asking the host to stop the command; interrupt again to detach")
-			time.AfterFunc(stopGrace, detach)
+			time.AfterFunc(o.grace+5*time.Second, detach)
 		},
 		func(os.Signal) { detach() })
 	return a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
@@ -83,11 +97,28 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 	}
 	ev := a.waitEvents(name, o.wait)
 	ev.Started = a.con.clearLive
-	res, err := l.Run(ctx, argv, lock.RunOptions{Wait: o.wait, Stdout: stdout, Stderr: stderr, Stop: stop, Events: ev})
+	res, err := l.Run(ctx, argv, lock.RunOptions{Wait: o.wait, Grace: o.grace, Stdout: stdout, Stderr: stderr,
+		Stop: stop, Events: ev, Reattached: func(int) {
+			a.say(name, "contact lost; reconnected, following the run")
+		}})
 	a.con.clearLive()
-	r := result{json: map[string]any{"token": res.Token, "started": res.Started}}
-	if res.Lost != nil {
-		a.say(name, "%v; the new holder was left alone", res.Lost)
+	if res == nil {
+		return result{outcome: outcome{err: err}}
+	}
+	r := result{json: map[string]any{"token": res.Token, "run": res.ID, "started": res.Started}}
+	if res.Reattached > 0 {
+		r.json["reattached"] = res.Reattached
+	}
+	if res.Fenced {
+		a.say(name, "lock lost while the command ran: the host stopped it")
+		r.json["lock_lost"] = true
+	}
+	if res.Lost != nil && !res.Fenced {
+		if res.Lost.Expired {
+			a.say(name, "%v", res.Lost)
+		} else {
+			a.say(name, "%v; the new holder was left alone", res.Lost)
+		}
 		r.json["lock_lost"] = true
 	}
 	if res.ReleaseErr != nil {
@@ -110,6 +141,9 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 			err = fmt.Errorf("%w; the command had started", err)
 		}
 		r.err = err
+	case s != nil && l.Hold != "":
+		a.say(name, "stopped: the command exited with status %d; the hold stays", res.Status)
+		r.signal, r.json["interrupted"] = s, true
 	case s != nil:
 		a.say(name, "stopped: the command exited with status %d; lock released", res.Status)
 		r.signal, r.json["interrupted"] = s, true

@@ -30,7 +30,7 @@ func (a *app) activateCommand() *cobra.Command {
 		},
 	}
 	c.Flags().Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
-	return c
+	return a.holdFlag(c)
 }
 
 type rollbackOptions struct {
@@ -52,7 +52,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 	c.Flags().StringVar(&o.to, "to", "", "roll back to the runtime `REF` instead of previous")
 	c.Flags().Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
 	c.RegisterFlagCompletionFunc("to", a.completeRuntimes)
-	return c
+	return a.holdFlag(c)
 }
 
 // switchTo activates ref (verb activate), rolls back to it, or with an
@@ -119,5 +119,5 @@ func (a *app) pinCommand(verb string) *cobra.Command {
 		},
 	}
 	c.Flags().Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
-	return c
+	return a.holdFlag(c)
 }

@@ -77,6 +77,24 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	l := lock.New(h, root)
 	l.Owner.Version = version()
 	l.Owner.Command = commandLine(a.args)
+	l.Lease, l.Hold = a.g.lease, a.g.hold
+	// A run that loses contact reaches the host again the same way.
+	var redialed []transport.Transport
+	l.Redial = func(ctx context.Context) (*remote.Host, error) {
+		t, err := a.connect(ctx, target)
+		if err != nil {
+			return nil, err
+		}
+		redialed = append(redialed, t)
+		rh := remote.New(t)
+		rh.Logger = h.Logger
+		return rh, nil
+	}
+	defer func() {
+		for _, t := range redialed {
+			t.Close()
+		}
+	}()
 	r := fn(ctx, l)
 	r.host = t.Target()
 	return r
@@ -131,8 +149,9 @@ func (a *app) data(text string) {
 }
 
 // stopGrace is how long hoist waits, after asking the host to stop, before
-// it gives up on its own.
-const stopGrace = 10 * time.Second
+// it gives up on its own: the host's own grace period (SIGTERM to SIGKILL)
+// and some more.
+const stopGrace = shellcmd.DefaultGrace + 5*time.Second
 
 // storeCommand runs fn on every host with the store. The first interrupt
 // closes stop (the host stops waiting for the lock, an upload stops) and

@@ -41,12 +41,24 @@ func stateJSON(s lock.State) map[string]any {
 	if match, known := s.BootMatch(); known {
 		obj["boot_match"] = match
 	}
+	if match, known := s.NSMatch(); known {
+		obj["pidns_match"] = match
+	}
+	obj["lease_seconds"] = int64(s.Lease / time.Second)
+	obj["expires_in_seconds"] = nil
+	if left, ok := s.ExpiresIn(); ok {
+		obj["expires_in_seconds"] = int64(left / time.Second)
+	}
+	if s.Proc != "" {
+		obj["holder_process"] = s.Proc
+	}
 	if s.RecordOK {
 		r := s.Record
 		owner := map[string]any{
 			"who": r.Who, "pid": r.PID, "command": r.Command, "message": r.Message,
 			"version": r.Version, "since": r.Since.UTC().Format(time.RFC3339), "boot": r.BootID,
 			"machine": r.Machine, "pidns": r.PIDNS, "init": r.Init,
+			"lease_seconds": int64(r.Lease / time.Second), "holder_pid": r.HolderPID, "holder_uid": r.HolderUID,
 		}
 		if r.Format == 1 {
 			owner["boot"] = r.Boot

@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/hoistdev/hoist/lock"
 )
 
 // globals are the flags every command takes, before or after its name.
@@ -22,6 +26,8 @@ type globals struct {
 	sshOpts    []string
 	verbose    bool
 	quiet      bool
+	lease      time.Duration // --lease
+	hold       string        // --token of run and the store commands
 }
 
 const rootLong = `hoist installs runtimes onto hosts over SSH, into a store guarded by a lock.
@@ -62,7 +68,7 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
 		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
-		PersistentPreRun:           func(*cobra.Command, []string) { a.setup() },
+		PersistentPreRunE:          func(c *cobra.Command, _ []string) error { return a.setup(c) },
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.con)
@@ -83,10 +89,11 @@ func (a *app) rootCommand() *cobra.Command {
 	f.VarP(listValue{&a.g.sshOpts, false}, "option", "o", "set an ssh option, `Key=Value`: ConnectTimeout, ServerAliveInterval, ServerAliveCountMax, User; repeatable")
 	f.BoolVarP(&a.g.verbose, "verbose", "v", false, "log what happens (connections, host commands) on stderr")
 	f.BoolVarP(&a.g.quiet, "quiet", "q", false, "say only errors and data: no progress, no notes")
+	f.Var(leaseValue{&a.g.lease}, "lease", "locks taken carry a lease of `D`: renewed while a command runs, taken once not renewed for D (default 20m)")
 
 	root.AddCommand(a.pushCommand(), a.listCommand(), a.historyCommand(),
 		a.activateCommand(), a.rollbackCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),
-		a.gcCommand(), a.runCommand(), a.lockCommand(), a.versionCommand(),
+		a.gcCommand(), a.runCommand(), a.runsCommand(), a.logsCommand(), a.lockCommand(), a.versionCommand(),
 		a.completionCommand(root))
 	help := helpCommand(root)
 	root.AddCommand(help)
@@ -94,9 +101,33 @@ func (a *app) rootCommand() *cobra.Command {
 	return root
 }
 
-// setup runs once the flags are parsed, before any command: the logger.
-func (a *app) setup() {
+// setup runs once the flags are parsed, before any command: the logger, and
+// the manual hold of a command that takes --token.
+func (a *app) setup(c *cobra.Command) error {
 	a.log = newLogger(a.con, a.g.verbose, a.g.quiet)
+	if c.Annotations[holdAnnotation] == "" {
+		return nil
+	}
+	if a.g.hold == "" {
+		a.g.hold = os.Getenv("HOIST_LOCK_TOKEN")
+	}
+	if a.g.hold != "" && !lock.ValidToken(a.g.hold) {
+		return usageErr("--token (or HOIST_LOCK_TOKEN) %q is not a lock token: use the token hoist lock acquire printed", printable(a.g.hold))
+	}
+	return nil
+}
+
+const holdAnnotation = "hoist.hold"
+
+// holdFlag gives c --token: it then works under a manual hold instead of
+// taking the lock.
+func (a *app) holdFlag(c *cobra.Command) *cobra.Command {
+	c.Flags().StringVar(&a.g.hold, "token", "", "work under the manual hold `TOKEN` (hoist lock acquire) instead of taking the lock; env HOIST_LOCK_TOKEN")
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[holdAnnotation] = "1"
+	return c
 }
 
 // flagError makes pflag's complaints one usage line, in hoist's words.

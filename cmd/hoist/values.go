@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hoistdev/hoist/shellcmd"
 )
 
 // The flag values of hoist's own: pflag's StringSlice would split -i and -o
@@ -114,3 +116,31 @@ func splitList(v string) []string {
 	}
 	return out
 }
+
+// leaseValue is a lease: whole seconds from 2s to 115 days (what a lock
+// record can carry).
+type leaseValue struct{ p *time.Duration }
+
+func (v leaseValue) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < shellcmd.MinLease || d > maxLease || d%time.Second != 0 {
+		return fmt.Errorf("a lease is whole seconds from %s to %s", shellcmd.MinLease, maxLease)
+	}
+	*v.p = d
+	return nil
+}
+
+func (v leaseValue) String() string {
+	if v.p == nil || *v.p == 0 {
+		return shellcmd.DefaultStale.String()
+	}
+	return v.p.String()
+}
+
+func (v leaseValue) Type() string { return "D" }
+
+// maxLease is the longest lease a record carries (9999999 s, about 115 days).
+const maxLease = 9999999 * time.Second

@@ -381,8 +381,19 @@ func testRunOutput(t *testing.T, e *env) {
 	if e.exists(e.lockDir()) {
 		t.Fatal("the lock is still there after the run")
 	}
-	if e.exists(e.dir + "/runs/" + res.Token) {
-		t.Fatal("the run's scratch directory was kept although its output was delivered")
+	// The host keeps the run's record: hoist runs lists it, hoist logs
+	// prints its output again, from an offset too.
+	runs, err := e.lock().Runs(e.ctx())
+	must(t, err)
+	if len(runs) != 1 || runs[0].ID != res.ID || !runs[0].Exited || runs[0].Status != 3 || runs[0].Running() ||
+		runs[0].Command != "sh -c "+script {
+		t.Fatalf("runs = %+v, want the one run %s with status 3", runs, res.ID)
+	}
+	var again, againErr bytes.Buffer
+	rec, err := e.lock().Logs(e.ctx(), res.ID, lock.LogOptions{Offsets: [2]int64{5, 1}, Stdout: &again, Stderr: &againErr})
+	must(t, err)
+	if again.String() != out.String()[5:] || againErr.String() != "ops" || !rec.Exited || rec.Status != 3 {
+		t.Fatalf("logs from offsets 5 and 1: stdout %q, stderr %q, record %+v", again.String(), againErr.String(), rec)
 	}
 }
 

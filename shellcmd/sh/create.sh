@@ -18,8 +18,13 @@ h_create() {
 		rm -rf "$h_new"
 		return 1
 	fi
-	if ! printf 'hoist-lock/2 token=%s since=%s mach=%s boot=%s pidns=%s init=%s %s\n' \
-		"$h_me" "$(date +%s)" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_rec" >"$h_new/$h_me/rec" 2>/dev/null; then
+	# The holder process: this host command, for as long as it works
+	# under the lock (the exited rule); a manual hold outlives it and names
+	# none.
+	h_hp=- h_hs=-
+	if [ -z "$h_manual" ] && h_pstat $$; then h_hp=$$ h_hs=$h_pst; fi
+	if ! printf 'hoist-lock/2 token=%s since=%s mach=%s boot=%s pidns=%s init=%s lease=%s hpid=%s hstart=%s huid=%s %s\n' \
+		"$h_me" "$(date +%s)" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_lease" "$h_hp" "$h_hs" "$h_uid" "$h_rec" >"$h_new/$h_me/rec" 2>/dev/null; then
 		h_lasterr="cannot write the lock's record in $h_new (disk full?)"
 		rm -rf "$h_new"
 		return 2

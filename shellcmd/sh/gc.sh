@@ -55,15 +55,12 @@ h_op_gc() {
 		h_say NOSTORE
 		return
 	fi
-	h_acquire 0
-	case $? in
-	0) ;;
-	*) return ;;
-	esac
-	h_say ACQUIRED "$h_me"
+	h_wait=0
+	h_take || return
 	if ! h_used=$(h_inuse); then
 		h_say NOPROC
 		h_release_say
+		rm -rf "$h_scr"
 		return
 	fi
 	h_cur=$(h_pointer current) h_prev=$(h_pointer previous)
@@ -95,6 +92,7 @@ h_op_gc() {
 	h_gc_delete
 	h_gc_sweep
 	h_release_say
+	rm -rf "$h_scr"
 }
 
 # h_gc_collect: h_all, the marked runtimes newest first ("promoted id"
@@ -122,7 +120,7 @@ h_gc_collect() {
 		.stage-*) h_isuuid "${h_n#.stage-}" ;;
 		.trash-*) h_istrash "$h_n" ;;
 		"$h_lockname".new-* | "$h_lockname".stolen-* | "$h_lockname".released-* | "$h_lockname".broken-*) h_isuuid "${h_n#"$h_lockname".*-}" ;;
-		*) [ "${h_d%/*}" = "$h_runs" ] && h_isuuid "$h_n" && h_isscratch "$h_d" ;;
+		*) [ "${h_d%/*}" = "$h_runs" ] && [ "$h_n" != "$h_rid" ] && h_isuuid "$h_n" && h_isscratch "$h_d" ;;
 		esac || continue
 		{ [ -e "$h_d" ] || [ -L "$h_d" ]; } && printf '%s\n' "$h_d"
 	done)
@@ -143,7 +141,7 @@ h_isscratch() {
 	for h_sf in "$1"/* "$1"/.[!.]* "$1"/..?*; do
 		[ -e "$h_sf" ] || [ -L "$h_sf" ] || continue
 		case ${h_sf##*/} in
-		out | err | pid | status | stop | ack | gone | ready | done | lost) ;;
+		out | err | out.t | err.t | info | pgid | guard | cut | status | stop | ack | gone | ready | done | lost | leaselost) ;;
 		*) return 1 ;;
 		esac
 	done
@@ -215,7 +213,7 @@ h_gc_delete() {
 }
 
 # h_gc_sweep: removes leftovers nothing has written to for the stale period
-# (a finished run's kept output: for a day), by the full paths h_gc_collect
+# (a run's record: for h_keepruns, a week unless told), by the full paths h_gc_collect
 # found. A command waiting for the lock touches its scratch directory every
 # minute, and a promotion waiting for the lock its stage too.
 h_gc_sweep() {
@@ -226,7 +224,7 @@ h_gc_sweep() {
 		h_n=${h_d##*/}
 		case $h_n in .trash-"$h_me"-*) continue ;; esac
 		h_min=$(((h_stale + 59) / 60))
-		if [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/status" ]; then h_min=1440; fi
+		if [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/info" ]; then h_min=$(((h_keepruns + 59) / 60)); fi
 		h_n=${h_d#"$h_root"/}
 		if h_idle "$h_d" "$h_min"; then
 			if [ -n "$h_dry" ]; then

@@ -12,15 +12,19 @@ h_say() {
 h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   ' | cut -c 1-2000; }
 
 # h_age PATH: sets h_a to the seconds since PATH last changed, by this host's
-# clock. Fails, leaving h_a empty, when that cannot be known.
+# clock, and h_t to its modification time. Fails, leaving h_a empty, when
+# that cannot be known. The clock is read before the file: an age that
+# reaches a lease then proves that no heartbeat touched the file between its
+# time and the look at the clock (a touch after the look shows in the file),
+# which is what a heartbeat's own check (h_renew) relies on.
 h_age() {
-	h_a=
+	h_a= h_t=
+	h_n=$(date +%s)
 	case $h_stat in
 	gnu) h_t=$(stat -c %Y "$1" 2>/dev/null) ;;
 	bsd) h_t=$(stat -f %m "$1" 2>/dev/null) ;;
 	*) return 1 ;;
 	esac || return 1
-	h_n=$(date +%s)
 	case $h_t:$h_n in *[!0-9:]* | :* | *:) return 1 ;; esac
 	h_a=$((h_n - h_t))
 }

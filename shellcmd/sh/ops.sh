@@ -15,7 +15,7 @@ h_op_status() {
 	free | dead) h_say FREE ;;
 	*)
 		h_stealable
-		h_say LOCK "${h_a:--}" "${h_why:--}" "${h_line:--}"
+		h_say LOCK "${h_a:--}" "${h_why:--}" "${h_pwhy:--}" "${h_line:--}"
 		;;
 	esac
 }
@@ -24,6 +24,7 @@ h_op_status() {
 # the token (ack); without that nobody could release it, and it is released
 # here at once.
 h_op_acquire() {
+	h_manual=1
 	if [ -n "$h_try" ]; then
 		if [ ! -d "$h_store" ]; then
 			h_say NOSTORE
@@ -51,21 +52,53 @@ h_op_acquire() {
 # Acquire, run and release in one exec.
 h_op_run() {
 	h_mkstore || return
+	h_isrun=1
 	h_take || return
 	h_run
 	exit "$h_st"
 }
 
-# h_take: the waiting acquire that manual holds and runs share: a scratch
-# directory, the stdin watcher, the wait, and ACQUIRED.
+# h_take: the waiting acquire that manual holds, runs and store commands
+# share: a scratch directory, the stdin watcher, the wait, and ACQUIRED; then
+# the guardian's heartbeats (h_guardrun) for a store command (a run starts
+# its own, with the relay; a manual hold outlives this command). Under a
+# manual hold (h_hold) nothing is acquired: the hold must still be ours, in
+# this same command (h_fence), and its lease is the one renewed.
 h_take() {
 	h_scratch || return 1
 	h_watch
-	if ! h_acquire "$h_wait"; then
+	if [ -n "$h_hold" ]; then
+		h_ownlease
+		if ! h_fence; then
+			rm -rf "$h_scr"
+			return 1
+		fi
+	elif ! h_acquire "$h_wait"; then
 		rm -rf "$h_scr"
 		return 1
 	fi
 	h_say ACQUIRED "$h_me"
+	[ -n "$h_manual" ] || [ -n "$h_isrun" ] || h_guardrun ''
+}
+
+# h_op_refresh: renews a manual hold's lease (h_renew): REFRESHED LEASE, or
+# LOST with the lock as it is now (its own record when the lease ran out
+# before the renewal), or NOTHELD.
+h_op_refresh() {
+	if [ ! -d "$h_store" ]; then
+		h_say NOSTORE
+		return
+	fi
+	h_ownlease
+	if h_renew; then
+		h_say REFRESHED "$h_mylease"
+		return
+	fi
+	h_sample
+	case $h_kind in
+	free | dead) h_say NOTHELD ;;
+	*) h_say LOST "${h_line:--}" ;;
+	esac
 }
 
 h_op_release() {

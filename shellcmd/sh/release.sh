@@ -6,6 +6,14 @@
 # is someone else's (h_line says whose), 2 when there is none, 3 when it is
 # ours but the record could not be moved (h_lasterr).
 h_release() {
+	h_unguard
+	# Under a manual hold (h_hold) the lock stays the hold's: 4 while it
+	# still is, 1 when it was lost.
+	if [ -n "$h_hold" ]; then
+		[ -f "$h_lock/$h_me/rec" ] && return 4
+		h_sample
+		return 1
+	fi
 	h_step release.cas
 	h_moved=$h_lock.released-$h_me
 	if h_lasterr=$(mv "$h_lock/$h_me/rec" "$h_moved" 2>&1); then
@@ -34,6 +42,7 @@ h_say_release() {
 	0) h_say RELEASED ;;
 	1) h_say LOST "${h_line:--}" ;;
 	2) h_say NOTHELD ;;
+	4) h_say KEPT "$h_me" ;;
 	*) h_say ERROR release "$(h_oneline "$h_lasterr")" ;;
 	esac
 }

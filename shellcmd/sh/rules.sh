@@ -2,22 +2,61 @@
 # (docs/protocol.md, "Evaluate"). Both read what h_sample found.
 
 # h_stealable: whether a rule lets anyone take the lock h_sample saw: its
-# record proves a previous boot (h_prevboot), or the path whose age is the
-# lock's (h_rp: the record, or an earlier version's lock directory) has not
-# changed for h_stale seconds by this host's clock. The age rule holds for an
-# unreadable record too: the directory is the lock. Sets h_why to boot or
-# stale, and h_a to the lock's age when known.
+# record proves a previous boot (h_prevboot), or that its holder process has
+# exited (h_exited), or the path whose age is the lock's (h_rp: the record,
+# which its holder's heartbeats touch, or an earlier version's lock
+# directory) has not changed for the holder's lease (the record's lease=, or
+# h_stale when it names none or cannot be read) by this host's clock. The
+# age rule holds for an unreadable record too: the directory is the lock.
+# Sets h_why to boot, exited or stale, h_a to the lock's age when known,
+# h_lz to the lease that applies, and h_pwhy to what h_exited found.
 h_stealable() {
 	h_why=
 	h_a=
+	h_pwhy=-
+	h_lz=${h_r_lease:-$h_stale}
 	[ -n "$h_rp" ] || return 1
 	h_age "$h_rp"
 	if h_prevboot; then
 		h_why=boot
-	elif [ -n "$h_a" ] && [ "$h_a" -ge "$h_stale" ]; then
+	elif h_exited; then
+		h_why=exited
+	elif [ -n "$h_a" ] && [ "$h_a" -ge "$h_lz" ]; then
 		h_why=stale
 	fi
 	[ -n "$h_why" ]
+}
+
+# h_exited: the host process that holds the lock (the record's hpid, started
+# at hstart) has exited, and so has every process of its command's group
+# (runs/<token>/pgid, when it started one). Only for a holder of this boot,
+# this PID namespace (with /proc its own) and this login (another login's
+# processes may be hidden from it); a manual hold names no process. Sets
+# h_pwhy: alive, exited, or why the rule does not apply (none: a manual
+# hold; boot, pidns, uid: another one; unknown: /proc could not tell).
+h_exited() {
+	h_pwhy=none
+	[ -n "$h_r_hpid" ] && [ -n "$h_r_hst" ] || return 1
+	h_pwhy=boot
+	[ "${h_bootid:--}" != - ] && [ "$h_r_boot" = "$h_bootid" ] || return 1
+	h_pwhy=pidns
+	[ "${h_pidns:--}" != - ] && [ "$h_r_ns" = "$h_pidns" ] || return 1
+	h_pwhy=uid
+	[ "${h_uid:--}" != - ] && [ "$h_r_huid" = "$h_uid" ] || return 1
+	h_pwhy=alive
+	if ! h_gone "$h_r_hpid" "$h_r_hst"; then
+		[ -d /proc/self ] || h_pwhy=unknown
+		return 1
+	fi
+	h_pgf=$h_runs/$h_tok/pgid
+	if [ -e "$h_pgf" ] || [ -L "$h_pgf" ]; then
+		# The holder's command group, written before the command starts.
+		(h_scr=$h_runs/$h_tok && ! h_cmdalive) || return 1
+	elif ! h_absent "$h_pgf"; then
+		h_pwhy=unknown
+		return 1
+	fi
+	h_pwhy=exited
 }
 
 # h_prevboot: the record's boot evidence (h_r_*) proves that its holder cannot

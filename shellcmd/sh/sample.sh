@@ -14,7 +14,7 @@
 # nothing.
 h_sample() {
 	h_kind= h_tok= h_line= h_rp= h_odd= h_oddwhy= h_old=
-	h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init=
+	h_parse_clear
 	if [ -L "$h_lock" ]; then
 		h_kind=bad h_odd=$h_lock h_oddwhy=symlink
 		return
@@ -65,7 +65,7 @@ h_sample() {
 		fi
 		h_parse
 		# A record must name the token whose path it is in.
-		if [ "$h_r_tok" != "$h_tok" ]; then h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init=; fi
+		if [ "$h_r_tok" != "$h_tok" ]; then h_parse_clear; fi
 	elif [ -n "$h_old" ]; then
 		h_kind=legacy h_rp=$h_lock
 		{ IFS= read -r h_line <"$h_lock/owner"; } 2>/dev/null
@@ -83,7 +83,8 @@ h_sample() {
 # h_parse: the fields of the record in h_line. An earlier version's record
 # (hoist-lock/1) gives its token only: its boot evidence is not precise
 # enough for the boot rule. A field with a character that does not belong
-# there makes the whole record unreadable.
+# there makes the whole record unreadable. A lease outside 2 s to 115 days
+# is none (the default applies).
 h_parse() {
 	case $h_line in
 	"hoist-lock/1 token="*)
@@ -100,13 +101,17 @@ h_parse() {
 			boot=*) h_r_boot=${h_f#*=} ;;
 			pidns=*) h_r_ns=${h_f#*=} ;;
 			init=*) h_r_init=${h_f#*=} ;;
+			lease=*) h_r_lease=${h_f#*=} ;;
+			hpid=*) h_r_hpid=${h_f#*=} ;;
+			hstart=*) h_r_hst=${h_f#*=} ;;
+			huid=*) h_r_huid=${h_f#*=} ;;
 			esac
 		done
 		IFS=$h_ifs
 		;;
 	esac
-	case $h_r_tok:$h_r_mach:$h_r_boot:$h_r_ns:$h_r_init in
-	*[!0-9A-Za-z.:_-]*) h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init= ;;
+	case $h_r_tok:$h_r_mach:$h_r_boot:$h_r_ns:$h_r_init:$h_r_lease:$h_r_hpid:$h_r_hst:$h_r_huid in
+	*[!0-9A-Za-z.:_-]*) h_parse_clear ;;
 	esac
 	case $h_r_tok in *[!0-9a-f-]*) h_r_tok= ;; esac
 	# "-" is a fact the writer could not read.
@@ -114,6 +119,16 @@ h_parse() {
 	[ "$h_r_boot" != - ] || h_r_boot=
 	[ "$h_r_ns" != - ] || h_r_ns=
 	[ "$h_r_init" != - ] || h_r_init=
+	case $h_r_lease in *[!0-9]* | ?????????* | [01] | 0*) h_r_lease= ;; esac
+	[ -z "$h_r_lease" ] || [ "$h_r_lease" -le 9999999 ] || h_r_lease=
+	case $h_r_hpid in *[!0-9]* | 0*) h_r_hpid= ;; esac
+	case $h_r_hst in *[!0-9]*) h_r_hst= ;; esac
+	case $h_r_huid in *[!0-9]*) h_r_huid= ;; esac
+}
+
+# h_parse_clear: no record fields: evidence of nothing.
+h_parse_clear() {
+	h_r_tok= h_r_mach= h_r_boot= h_r_ns= h_r_init= h_r_lease= h_r_hpid= h_r_hst= h_r_huid=
 }
 
 # h_clear: removes a lock nobody holds: an earlier version's temporary

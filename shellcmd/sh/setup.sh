@@ -13,7 +13,10 @@ h_setup() {
 		h_root=$h_rootp
 	fi
 	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
-	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw=
+	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw= h_gpid= h_manual= h_isrun=
+	# The lease this command's own lock carries; a command working under a
+	# manual hold (h_hold) takes the hold's (h_ownlease).
+	h_mylease=$h_lease
 	h_every=1
 	if [ "$h_nap" != 1 ]; then h_every=10; fi
 	h_acktries=$((30 * h_every))
@@ -142,7 +145,7 @@ h_mkshared() {
 # stdin watcher and a run's output. Private: another user of the host must
 # not read what a command printed.
 h_scratch() {
-	h_scr=$h_runs/$h_me
+	h_scr=$h_runs/$h_rid
 	h_e=$(umask 077 && mkdir -p "$h_scr" 2>&1) && return 0
 	h_say ERROR mkdir "$(h_oneline "$h_e")"
 	h_scr=

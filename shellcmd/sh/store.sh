@@ -4,10 +4,18 @@
 # are symlinks to runtimes/<id>.
 
 # h_owned: fencing. Every store mutation happens only while the lock is
-# still ours, that is while <lock>/<me>/rec exists, checked in the same
-# command that acts; a holder whose lock was taken over stops with LOST
-# instead of writing over its successor's work.
-h_owned() { [ -f "$h_lock/$h_me/rec" ]; }
+# still ours, that is while <lock>/<me>/rec exists and its lease has not run
+# out (h_fresh), checked in the same command that acts; a holder whose lock
+# was taken over, or whose lease lapsed, stops with LOST instead of writing
+# over its successor's work.
+h_owned() { [ -f "$h_lock/$h_me/rec" ] && h_fresh; }
+
+# h_fresh: our record was touched (created or renewed) less than our lease
+# ago, or its age cannot be known.
+h_fresh() {
+	h_age "$h_lock/$h_me/rec" || return 0
+	[ "$h_a" -lt "$h_mylease" ]
+}
 
 h_fence() {
 	if h_owned; then
@@ -17,6 +25,33 @@ h_fence() {
 	h_sample
 	h_say LOST "${h_line:--}"
 	return 1
+}
+
+# h_renew: one heartbeat: touches our record (touch -c never creates it, so
+# a record moved out by a steal or a break stays gone) and checks, by this
+# host's clock, that the touch came before the lease ran out: a renewal
+# after it (the holder stalled past its lease) is disowned, since a waiter
+# may have judged the lock stale meanwhile. Fails when the lock is no longer
+# ours to keep.
+h_renew() {
+	h_rp=$h_lock/$h_me/rec
+	[ -f "$h_rp" ] || return 1
+	if h_age "$h_rp"; then
+		[ "$h_a" -lt "$h_mylease" ] || return 1
+	fi
+	touch -c "$h_rp" 2>/dev/null && [ -f "$h_rp" ] || return 1
+	[ -n "$h_t" ] || return 0
+	[ $(($(date +%s) - h_t)) -lt "$h_mylease" ]
+}
+
+# h_ownlease: the lease of the lock <lock>/<me>/rec, for a command that
+# works under a manual hold: the hold's record says it.
+h_ownlease() {
+	h_line=
+	{ IFS= read -r h_line <"$h_lock/$h_me/rec"; } 2>/dev/null
+	h_parse_clear
+	h_parse
+	h_mylease=${h_r_lease:-$h_stale}
 }
 
 # h_meta ID: reads runtimes/.meta/ID, hoist's mark that ID was verified and

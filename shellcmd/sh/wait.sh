@@ -1,6 +1,6 @@
 # h_watch: the client keeps its end of stdin open for the whole command, so EOF
 # means it went away (killed, disconnected or detached). A line "stop" asks to
-# stop the command; "ack" confirms that a manual hold reached the client. The
+# stop the command (the guardian does, h_guard); "ack" confirms that a manual hold reached the client. The
 # reader runs in the background and only leaves marker files in h_scr; its
 # output goes nowhere, so it never holds the channel open.
 h_watch() {
@@ -8,10 +8,7 @@ h_watch() {
 	{
 		while IFS= read -r h_l; do
 			case $h_l in
-			stop)
-				true >"$h_scr/stop"
-				if [ -f "$h_scr/pid" ]; then kill -TERM "$(cat "$h_scr/pid")"; fi
-				;;
+			stop) true >"$h_scr/stop" ;;
 			ack) true >"$h_scr/ack" ;;
 			esac
 		done

@@ -1,66 +1,137 @@
 # h_run: runs the command under the lock in this same host command, and the host
 # releases the lock itself when the command exits. The host shell ignores HUP
 # and PIPE, so a client that hangs up or a channel that breaks cannot stop the
-# release. The command gets default signal dispositions and no terminal; it
-# writes into files, never into the channel, and a relay copies those out:
-# a client that leaves never makes the command's writes fail or block.
-# After the command exits the lock is released (owner-checked) first, then the
-# relay finishes, then RELEASED or LOST and EXIT STATUS are reported.
-# Output is kept in h_scr (out, err, status) when the relay could not deliver
-# it all.
+# release. The command runs in a session of its own (setsid, where the host
+# has it), so that stopping it stops every process it started; it gets
+# default signal dispositions and no terminal, and writes into files, never
+# into the channel: a client that leaves never makes its writes fail or block.
+# The guardian (h_guard) relays the files, renews the lease and stops the
+# command when asked, when the lease is lost, or when this shell dies.
+# After the command exits, what is left of its group is stopped too, and the
+# lock is released (owner-checked) only when nothing of it is left; then
+# RELEASED or LOST, and EXIT STATUS. The run's record (runs/<id>/: info,
+# out, err, status) stays for hoist runs and hoist logs.
 h_run() {
-	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err")
+	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
+		printf 'hoist-run/1 id=%s start=%s pid=%s token=%s lease=%s %s\n' \
+			"$h_rid" "$(date +%s)" $$ "$h_me" "$h_mylease" "$h_runinfo" >"$h_scr/info")
+	h_setsid=
+	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
 		trap - HUP PIPE
+		# The command's own pid, which setsid keeps (a background job of
+		# a shell without job control is never a group leader, so setsid
+		# does not fork): written before it starts, so the group is
+		# known whatever happens to this shell.
+		if { IFS= read -r h_x </proc/self/stat; } 2>/dev/null; then
+			if [ -n "$h_setsid" ]; then echo "g ${h_x%% *}"; else echo "p ${h_x%% *}"; fi >"$h_scr/pgid"
+		fi
 		h_cmd
 	) </dev/null >"$h_scr/out" 2>"$h_scr/err" &
 	h_pid=$!
-	echo "$h_pid" >"$h_scr/pid"
-	if [ -f "$h_scr/stop" ]; then kill -TERM "$h_pid" 2>/dev/null; fi
+	if [ -n "$h_setsid" ]; then echo "g $h_pid"; else echo "p $h_pid"; fi >"$h_scr/pgid"
 	h_say STARTED
-	h_relay &
-	h_rpid=$!
+	h_guardrun 1
 	wait "$h_pid"
 	h_st=$?
+	# What the command left running is stopped like the command itself
+	# (TERM, then KILL after the grace period, by the guardian): work under
+	# the lock ends before the lock is released.
+	if h_cmdalive; then
+		true >"$h_scr/stop"
+		while h_cmdalive; do sleep "$h_nap"; done
+	fi
+	h_trim
+	(umask 077 && echo "$h_st $(date +%s)" >"$h_scr/status")
 	h_release
 	h_rr=$?
-	# A scratch directory that vanished cannot take "done": the relay then
-	# sees the directory gone.
-	true 2>/dev/null >"$h_scr/done"
-	# Wake the relay from its nap for the last copy. Only once it says it
-	# traps USR1: before that it has not looked at "done" yet.
-	if [ -f "$h_scr/ready" ]; then kill -s USR1 "$h_rpid" 2>/dev/null; fi
-	wait "$h_rpid"
+	if [ -f "$h_scr/leaselost" ]; then h_say FENCED; fi
 	h_say_release "$h_rr"
 	h_say EXIT "$h_st"
-	if [ -f "$h_scr/lost" ]; then
-		(umask 077 && echo "$h_st" >"$h_scr/status")
-	else
-		rm -rf "$h_scr"
-	fi
 }
 
-# h_relay: copies what the command wrote so far, from where the previous copy
-# stopped (the descriptors keep their offsets); one last copy after the
-# command is done. It copies every h_nap for two seconds, then every quarter
-# second, so a long command costs little; USR1 cuts a nap short, so the end
-# of a run is not delayed by it. A failed write means the client is gone: it
-# is noted and the relay carries on, so the files stay complete. Every
-# minute or so it touches the scratch directory. It ends
-# with its run, whatever happened to its files: when the run's host shell
-# ($$, also in this subshell) is gone, or the scratch directory is.
-h_relay() {
+# h_guardrun RELAY: starts the guardian for this command's hold (h_guard, in
+# the background); h_unguard stops it.
+h_guardrun() {
+	h_guard "$1" &
+	h_gpid=$!
+	echo "$h_gpid" >"$h_scr/guard"
+}
+
+# h_unguard: stops the guardian, after its last copy of the output. It says
+# it traps USR1 by creating "ready"; before that it has not looked at "done"
+# yet, and sees it when it does.
+h_unguard() {
+	[ -n "$h_gpid" ] || return 0
+	true 2>/dev/null >"$h_scr/done"
+	if [ -f "$h_scr/ready" ]; then kill -s USR1 "$h_gpid" 2>/dev/null; fi
+	wait "$h_gpid"
+	h_gpid=
+}
+
+# h_guard RELAY: the guardian of a command that works under the lock. Every
+# poll it
+#   - copies what the run's command wrote so far (RELAY), from where the
+#     previous copy stopped (the descriptors keep their offsets); a failed
+#     write means the client is gone: it is noted ("lost") and the copying
+#     goes on, so the files stay complete;
+#   - renews the lease every quarter lease (h_renew); a renewal that fails
+#     means the lock is lost ("leaselost"): the heartbeats stop and the
+#     command is stopped;
+#   - stops the run's command when asked ("stop"), when the lease is lost,
+#     or when this host command's shell died (killed): SIGTERM to its
+#     group, SIGKILL after the grace period; once nothing of it is left
+#     after the shell died, it releases the lock (owner-checked) itself and
+#     writes the run's status as unknown.
+# It polls every h_nap for two seconds, then every quarter second; USR1
+# cuts a nap short. It ends when "done" appears (h_unguard) or the scratch
+# directory goes, with one last copy.
+h_guard() {
 	h_sl=
 	trap '[ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
 	true >"$h_scr/ready"
-	exec 3<"$h_scr/out" 4<"$h_scr/err"
-	h_lost= h_ri=0 h_rnap=$h_nap
+	if [ -n "$1" ]; then exec 3<"$h_scr/out" 4<"$h_scr/err"; fi
+	h_pstat $$
+	h_self=$h_pst h_lost= h_ri=0 h_rnap=$h_nap h_stopat= h_killed= h_orphan= h_glost=
+	h_beat=$((h_mylease / 4))
+	[ "$h_beat" -ge 1 ] || h_beat=1
+	h_next=$(($(date +%s) + h_beat))
 	while :; do
 		h_last=
-		if [ -f "$h_scr/done" ] || [ ! -d "$h_scr" ] || ! kill -0 $$ 2>/dev/null; then h_last=1; fi
-		cat <&3 || h_lost=1
-		cat <&4 >&2 || h_lost=1
+		if [ -f "$h_scr/done" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
+		if [ -n "$1" ]; then
+			cat <&3 || h_lost=1
+			cat <&4 >&2 || h_lost=1
+		fi
 		[ -z "$h_last" ] || break
+		h_now=$(date +%s)
+		if [ -z "$h_orphan" ] && [ -n "$h_self" ] && h_gone $$ "$h_self"; then h_orphan=1; fi
+		if [ -z "$h_glost" ] && [ -z "$h_orphan" ] && [ "$h_now" -ge "$h_next" ]; then
+			if h_renew; then
+				h_next=$((h_now + h_beat))
+			else
+				h_glost=1
+				true 2>/dev/null >"$h_scr/leaselost"
+			fi
+		fi
+		if [ -n "$1" ]; then
+			if [ -z "$h_stopat" ]; then
+				if [ -f "$h_scr/stop" ] || [ -n "$h_glost" ] || [ -n "$h_orphan" ]; then
+					h_stopat=$h_now
+					h_cmdsig TERM
+				fi
+			elif [ -z "$h_killed" ] && [ "$h_now" -gt $((h_stopat + h_grace)) ]; then
+				h_killed=1
+				h_cmdsig KILL
+			fi
+		fi
+		if [ -n "$h_orphan" ] && { [ -z "$1" ] || ! h_cmdalive; }; then
+			# Nothing of the command is left, and the shell that would
+			# release is gone: the guardian releases.
+			[ -z "$1" ] || [ -f "$h_scr/status" ] || (umask 077 && echo "- $h_now" >"$h_scr/status")
+			h_release
+			break
+		fi
 		h_ri=$((h_ri + 1))
 		if [ "$h_ri" -eq 20 ] && [ "$h_nap" != 1 ]; then h_rnap=0.25; fi
 		# A sign of life for gc, which sweeps scratch directories nothing
@@ -72,4 +143,17 @@ h_relay() {
 		h_sl=
 	done
 	if [ -n "$h_lost" ]; then true 2>/dev/null >"$h_scr/lost"; fi
+}
+
+# h_trim: a finished run keeps the last 64 KiB of each output; "cut" records
+# the sizes they had, so a reader that asks for an earlier offset is told
+# what was cut.
+h_trim() {
+	h_co=$(wc -c <"$h_scr/out" 2>/dev/null) h_ce=$(wc -c <"$h_scr/err" 2>/dev/null)
+	case $h_co:$h_ce in *[!0-9:\ ]* | :* | *:) return 0 ;; esac
+	[ "$h_co" -gt 65536 ] || [ "$h_ce" -gt 65536 ] || return 0
+	for h_f in out err; do
+		(umask 077 && tail -c 65536 "$h_scr/$h_f" >"$h_scr/$h_f.t" && mv "$h_scr/$h_f.t" "$h_scr/$h_f") 2>/dev/null
+	done
+	(umask 077 && echo "$((h_co)) $((h_ce))" >"$h_scr/cut")
 }

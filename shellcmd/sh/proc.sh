@@ -1,0 +1,102 @@
+# Processes on the host: the holder a lock's record names, and the process
+# group a run's command gets. Linux /proc only; anything that cannot be read
+# is doubt, and doubt means alive.
+
+# h_pstat PID: reads /proc/PID/stat with builtins: h_pstate (R, S, Z, ...)
+# and h_pst, its start time in clock ticks after boot. Fails when the file
+# cannot be read (no such process, or no /proc).
+h_pstat() {
+	h_pstate= h_pst=
+	{ IFS= read -r h_pl <"/proc/$1/stat"; } 2>/dev/null || return 1
+	# The command name, in parentheses, may hold anything: the fields
+	# start after its last ") ".
+	h_pl=${h_pl##*) }
+	h_ifs=$IFS
+	IFS=' '
+	# shellcheck disable=SC2086 # the fields of /proc/PID/stat, split on purpose
+	set -- $h_pl
+	IFS=$h_ifs
+	[ $# -ge 20 ] || return 1
+	h_pstate=$1
+	shift 19
+	h_pst=$1
+	case $h_pst in '' | *[!0-9]*) h_pst= && return 1 ;; esac
+}
+
+# h_gone PID START: the process PID that started at START has exited: /proc
+# answers and has no such process, or it is a zombie, or PID is another
+# process now (another start time). Fails when that cannot be told.
+h_gone() {
+	[ -d /proc/self ] || return 1
+	if ! h_pstat "$1"; then
+		[ ! -e "/proc/$1" ]
+		return
+	fi
+	[ "$h_pstate" = Z ] || [ "$h_pstate" = X ] || [ "$h_pst" != "$2" ]
+}
+
+# h_gsig SIG PGID: sends SIG to the process group PGID. Fails when the group
+# has no process left (h_gerr says "No such process") or the signal could
+# not be sent (h_gerr says why). dash and mksh want "--" before a negative
+# pid, busybox refuses it; a form a shell rejects sends nothing.
+h_gsig() {
+	h_gerr=$(LC_ALL=C kill -s "$1" "-$2" 2>&1) && return 0
+	case $h_gerr in *"No such process"*) return 1 ;; esac
+	h_gerr=$(LC_ALL=C kill -s "$1" -- "-$2" 2>&1)
+}
+
+# h_cmdalive: a process of the run's command (h_scr/pgid: "g PGID" for a
+# group of its own, "p PID" where the host has no setsid) is still there.
+# An unreadable or unfinished pgid file is doubt: alive.
+h_cmdalive() {
+	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null || return 0
+	case $h_gk:$h_gp in
+	g:[0-9]*)
+		h_gsig 0 "$h_gp" && {
+			h_grplive "$h_gp"
+			return
+		}
+		;;
+	p:[0-9]*) h_gerr=$(LC_ALL=C kill -s 0 "$h_gp" 2>&1) && return 0 ;;
+	*) return 0 ;;
+	esac
+	case $h_gerr in *"No such process"*) return 1 ;; esac
+	return 0
+}
+
+# h_grplive PGID: the process group has a member that is not a zombie. A
+# zombie has exited; it stays in its group until its parent (often PID 1,
+# for a command whose host shell died) reaps it. Without /proc every member
+# counts.
+h_grplive() {
+	[ -d /proc/self ] || return 0
+	h_gq=$1
+	set +f
+	for h_pf in /proc/[0-9]*/stat; do
+		{ IFS= read -r h_pl <"$h_pf"; } 2>/dev/null || continue
+		h_pl=${h_pl##*) }
+		h_ifs=$IFS
+		IFS=' '
+		# shellcheck disable=SC2086 # the fields of the stat line, split on purpose
+		set -- $h_pl
+		IFS=$h_ifs
+		# state ppid pgrp ...
+		if [ "$3" = "$h_gq" ] && [ "$1" != Z ] && [ "$1" != X ]; then
+			set -f
+			return 0
+		fi
+	done
+	set -f
+	return 1
+}
+
+# h_cmdsig SIG: sends SIG to every process of the run's command: its group,
+# or its one process where the host has no setsid.
+h_cmdsig() {
+	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null || return 0
+	case $h_gk:$h_gp in
+	g:[0-9]*) h_gsig "$1" "$h_gp" ;;
+	p:[0-9]*) kill -s "$1" "$h_gp" 2>/dev/null ;;
+	esac
+	return 0
+}

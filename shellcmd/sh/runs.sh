@@ -1,0 +1,122 @@
+# Run records: runs/<id>/ of every hoist run (h_run): info (one line:
+# hoist-run/1 id= start= pid= token= lease= who= cmd=), out and err (the
+# last 64 KiB once it ended; "cut" has their whole sizes), pgid, and status
+# ("<exit status> <end>", "-" for a status nobody saw) once it ended. Private
+# to the login; gc removes them after h_keepruns.
+
+# h_op_runs: one RUN line per run record, oldest first: id, start, end (or
+# -), status (or - while running, ? when unknown), and the info line's who
+# and cmd fields as they are. Read-only.
+h_op_runs() {
+	if [ ! -d "$h_runs" ]; then
+		h_say LISTED
+		return
+	fi
+	set +f
+	for h_d in "$h_runs"/*; do
+		h_i=${h_d##*/}
+		{ h_isuuid "$h_i" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && [ -f "$h_d/info" ]; } || continue
+		h_runinfo "$h_d" || continue
+		printf '%s %s %s %s %s %s\n' "$h_ist" "$h_i" "$h_iend" "$h_ista" "$h_iwho" "$h_icmd"
+	done | sort -n | tail -n 200 | while IFS=' ' read -r h_ist h_i h_iend h_ista h_iwho h_icmd; do
+		h_say RUN "$h_i" "$h_ist" "$h_iend" "$h_ista" "$h_iwho" "$h_icmd"
+	done
+	set -f
+	h_say LISTED
+}
+
+# h_runinfo DIR: the run record in DIR: h_ist (start), h_iwho, h_icmd (as
+# encoded), h_iend and h_ista (- while it runs, ? for a status nobody saw).
+h_runinfo() {
+	h_ist= h_iwho=- h_icmd=- h_iend=- h_ista=- h_ipid=
+	{ IFS= read -r h_il <"$1/info"; } 2>/dev/null || return 1
+	case $h_il in "hoist-run/1 "*) ;; *) return 1 ;; esac
+	h_ifs=$IFS
+	IFS=' '
+	for h_f in $h_il; do
+		case $h_f in
+		start=*) h_ist=${h_f#*=} ;;
+		pid=*) h_ipid=${h_f#*=} ;;
+		who=*) h_iwho=${h_f#*=} ;;
+		cmd=*) h_icmd=${h_f#*=} ;;
+		esac
+	done
+	IFS=$h_ifs
+	case $h_ist in '' | *[!0-9]*) return 1 ;; esac
+	case $h_ipid in *[!0-9]*) h_ipid= ;; esac
+	case $h_iwho$h_icmd in *[!0-9A-Za-z%._~/:@+,-]*) h_iwho=- h_icmd=- ;; esac
+	if { IFS=' ' read -r h_ista h_iend <"$1/status"; } 2>/dev/null; then
+		case $h_ista in '' | *[!0-9]*) h_ista='?' ;; esac
+		case $h_iend in '' | *[!0-9]*) h_iend=- ;; esac
+	fi
+	return 0
+}
+
+# h_op_logs: a run's output from the offsets the client has (h_oo, h_eo),
+# then, with h_follow, what it writes until it ends, and RUNSTATE: the
+# record's start, end, status, who and cmd. A "stop" line on stdin asks the
+# run's guardian to stop it, as the run's own client would. Offsets before
+# what a finished run kept are reported as CUT stream bytes.
+h_op_logs() {
+	h_scr=$h_runs/$h_rid
+	if ! h_isuuid "$h_rid" || [ -L "$h_scr" ] || [ ! -O "$h_scr" ] || [ ! -f "$h_scr/info" ]; then
+		h_say NORUN "$h_rid"
+		return
+	fi
+	{
+		while IFS= read -r h_l; do
+			case $h_l in stop) true >"$h_scr/stop" ;; esac
+		done
+	} >/dev/null 2>&1 &
+	exec </dev/null
+	exec 3<"$h_scr/out" 4<"$h_scr/err"
+	h_skip 3 out "$h_oo" 0
+	h_skip 4 err "$h_eo" 1
+	h_runinfo "$h_scr"
+	h_ri=0 h_rnap=$h_nap
+	while :; do
+		h_last=
+		if [ -f "$h_scr/status" ] || [ -z "$h_follow" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
+		# Every few seconds: a run whose host command and guardian were
+		# both killed never gets a status; nothing will write any more.
+		if [ -z "$h_last" ] && [ $((h_ri % 20)) -eq 19 ] && h_runkilled; then h_last=1; fi
+		cat <&3
+		cat <&4 >&2
+		[ -z "$h_last" ] || break
+		h_ri=$((h_ri + 1))
+		if [ "$h_ri" -eq 20 ] && [ "$h_nap" != 1 ]; then h_rnap=0.25; fi
+		sleep "$h_rnap"
+	done
+	h_runinfo "$h_scr"
+	h_say RUNSTATE "$h_ist" "$h_iend" "$h_ista" "$h_iwho" "$h_icmd"
+}
+
+# h_runkilled: neither the run's host command (info's pid) nor its guardian
+# (the pid in "guard") is there any more, and the run has no status.
+h_runkilled() {
+	[ ! -f "$h_scr/status" ] && [ -n "$h_ipid" ] || return 1
+	! kill -s 0 "$h_ipid" 2>/dev/null || return 1
+	{ read -r h_gp <"$h_scr/guard"; } 2>/dev/null || return 0
+	case $h_gp in '' | *[!0-9]*) return 0 ;; esac
+	! kill -s 0 "$h_gp" 2>/dev/null
+}
+
+# h_skip FD NAME OFFSET FIELD: moves descriptor FD on the run's output NAME
+# to OFFSET, as the whole output counts it; a finished run kept only its
+# tail (its whole sizes are in "cut", field FIELD): an offset before the
+# tail says CUT NAME BYTES and starts at the tail.
+h_skip() {
+	h_off=$3
+	if { read -r h_c0 h_c1 <"$h_scr/cut"; } 2>/dev/null; then
+		if [ "$4" = 0 ]; then h_whole=$h_c0; else h_whole=$h_c1; fi
+		h_kept=$(wc -c <"$h_scr/$2")
+		case $h_whole:$h_kept in *[!0-9:\ ]*) h_whole=0 h_kept=0 ;; esac
+		h_off=$((h_off - (h_whole - h_kept)))
+		if [ "$h_off" -lt 0 ]; then
+			h_say CUT "$2" $((-h_off))
+			h_off=0
+		fi
+	fi
+	[ "$h_off" -gt 0 ] || return 0
+	eval "dd bs=1 skip=\$h_off count=0 <&$1 2>/dev/null"
+}
