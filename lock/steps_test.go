@@ -361,6 +361,67 @@ var stepTests = []struct {
 	}},
 }
 
+// renewStalled starts a run with a 2 s lease whose guardian stops between
+// its look at the record and its touch (renew.looked), and returns once it
+// stands there, with the run's result to read after goOn.
+func (e *stepEnv) renewStalled() (res **lock.RunResult, goOn func() error) {
+	a := e.lock("renew.looked")
+	a.Lease = 2 * time.Second
+	res = new(*lock.RunResult)
+	goOn = e.stopped(a, "renew.looked", func() error {
+		r, err := a.Run(e.ctx(), []string{"sleep", "30"}, lock.RunOptions{})
+		*res = r
+		return err
+	})
+	return res, goOn
+}
+
+var renewTests = []struct {
+	step string
+	fn   func(e *stepEnv)
+}{
+	// A guardian stopped past its lease between its look and its touch: a
+	// waiter takes the lock as stale meanwhile. The late touch finds the
+	// record gone (touch -c creates nothing), the command is stopped at
+	// once, and the run reports the lock lost, leaving the new holder
+	// alone.
+	{"renew.looked", func(e *stepEnv) {
+		res, goOn := e.renewStalled()
+		held, err := e.lock().Acquire(e.ctx(), 20*time.Second, lock.Events{})
+		if err != nil {
+			e.t.Fatalf("a waiter must take a lock whose heartbeats stopped for its lease: %v", err)
+		}
+		start := time.Now()
+		if err := goOn(); err != nil {
+			e.t.Fatal(err)
+		}
+		r := *res
+		if !r.Fenced || r.Lost == nil || r.Lost.Holder.Record.Token != held.Token {
+			e.t.Fatalf("want the run fenced and its lock lost to %s, got %+v (lost %v)", held.Token, r, r.Lost)
+		}
+		if took := time.Since(start); took > 15*time.Second {
+			e.t.Fatalf("the fenced command was not stopped at once: the run took %s more", took)
+		}
+		e.checkHeldBy(held.Token)
+	}},
+	// The same stall with nobody waiting: the touch lands after the lease
+	// ran out, so it is disowned (a waiter may have judged the lock stale
+	// meanwhile): the command is stopped and the lock released.
+	{"renew.looked", func(e *stepEnv) {
+		res, goOn := e.renewStalled()
+		time.Sleep(3 * time.Second)
+		if err := goOn(); err != nil {
+			e.t.Fatal(err)
+		}
+		if r := *res; !r.Fenced || !r.Exited {
+			e.t.Fatalf("a renewal after the lease ran out must be disowned: want the run fenced, got %+v", r)
+		}
+		e.checkHeldBy("")
+	}},
+}
+
+func init() { stepTests = append(stepTests, renewTests...) }
+
 // TestStepsUnderStalls runs every step test under dash and busybox.
 func TestStepsUnderStalls(t *testing.T) {
 	for name, dial := range stepShells(t) {

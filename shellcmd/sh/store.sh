@@ -39,6 +39,7 @@ h_renew() {
 	if h_age "$h_rp"; then
 		[ "$h_a" -lt "$h_mylease" ] || return 1
 	fi
+	h_step renew.looked
 	touch -c "$h_rp" 2>/dev/null && [ -f "$h_rp" ] || return 1
 	[ -n "$h_t" ] || return 0
 	[ $(($(date +%s) - h_t)) -lt "$h_mylease" ]
