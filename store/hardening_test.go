@@ -174,8 +174,8 @@ func TestEveryErrorCodeIsRead(t *testing.T) {
 }
 
 // TestGCSweepsOldRunDirectories: the scratch of a command long gone is
-// removed; a finished run's kept output stays a day; a name that is not a
-// token is never touched.
+// removed; a run's record stays for --keep-runs (a week), an earlier
+// version's kept output a day; a name that is not a token is never touched.
 func TestGCSweepsOldRunDirectories(t *testing.T) {
 	ctx := context.Background()
 	s, root := localStore(t)
@@ -197,6 +197,9 @@ func TestGCSweepsOldRunDirectories(t *testing.T) {
 	abandoned := mk("11111111-1111-4111-8111-111111111111", hour, "out", "err")
 	keptRecent := mk("22222222-2222-4222-8222-222222222222", hour, "out", "status")
 	keptOld := mk("33333333-3333-4333-8333-333333333333", week, "out", "status")
+	sixDays, eightDays := time.Now().Add(-6*24*time.Hour), time.Now().Add(-8*24*time.Hour)
+	record := mk("55555555-5555-4555-8555-555555555555", sixDays, "info", "out", "err", "status", "pgid", "guard")
+	oldRecord := mk("66666666-6666-4666-8666-666666666666", eightDays, "info", "out", "err", "status", "pgid", "guard")
 	notOurs := mk("not-a-token", week, "data")
 	// A runs/ that was there before hoist: a directory with a token's
 	// name but someone else's files.
@@ -205,7 +208,8 @@ func TestGCSweepsOldRunDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for d, want := range map[string]bool{abandoned: false, keptRecent: true, keptOld: false, notOurs: true, theirs: true} {
+	for d, want := range map[string]bool{abandoned: false, keptRecent: true, keptOld: false, notOurs: true, theirs: true,
+		record: true, oldRecord: false} {
 		_, err := os.Stat(d)
 		if (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v (swept %v)", filepath.Base(d), err == nil, want, res.Swept)

@@ -224,7 +224,14 @@ h_gc_sweep() {
 		h_n=${h_d##*/}
 		case $h_n in .trash-"$h_me"-*) continue ;; esac
 		h_min=$(((h_stale + 59) / 60))
-		if [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/info" ]; then h_min=$(((h_keepruns + 59) / 60)); fi
+		if [ "${h_d%/*}" = "$h_runs" ]; then
+			if [ -f "$h_d/info" ]; then
+				h_min=$(((h_keepruns + 59) / 60))
+			elif [ -f "$h_d/status" ]; then
+				# An earlier version's kept output: a day.
+				h_min=1440
+			fi
+		fi
 		h_n=${h_d#"$h_root"/}
 		if h_idle "$h_d" "$h_min"; then
 			if [ -n "$h_dry" ]; then

@@ -52,10 +52,18 @@ h_cmdalive() {
 	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null || return 0
 	case $h_gk:$h_gp in
 	g:[0-9]*)
-		h_gsig 0 "$h_gp" && {
-			h_grplive "$h_gp"
+		if h_gsig 0 "$h_gp"; then
+			h_grplive "$h_gp" && return 0
+		else
+			case $h_gerr in *"No such process"*) ;; *) return 0 ;; esac
+		fi
+		# The group forms when the command calls setsid, just after
+		# the pgid file is written: until then, the process itself.
+		if h_pstat "$h_gp"; then
+			[ "$h_pstate" != Z ] && [ "$h_pstate" != X ]
 			return
-		}
+		fi
+		[ -d /proc/self ] && return 1
 		;;
 	p:[0-9]*) h_gerr=$(LC_ALL=C kill -s 0 "$h_gp" 2>&1) && return 0 ;;
 	*) return 0 ;;
@@ -95,7 +103,11 @@ h_grplive() {
 h_cmdsig() {
 	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null || return 0
 	case $h_gk:$h_gp in
-	g:[0-9]*) h_gsig "$1" "$h_gp" ;;
+	g:[0-9]*)
+		# Before the command called setsid there is no group yet: the
+		# process itself.
+		h_gsig "$1" "$h_gp" || kill -s "$1" "$h_gp" 2>/dev/null
+		;;
 	p:[0-9]*) kill -s "$1" "$h_gp" 2>/dev/null ;;
 	esac
 	return 0
