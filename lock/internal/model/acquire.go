@@ -21,23 +21,34 @@ func (m *Model) sample(f *FS) (Kind, Tok) {
 }
 
 // rule is h_stealable: the rule that lets anyone take the lock sampled, or
-// None. The boot rule needs a record of this protocol; an earlier version's
-// lock and an ownerless one are judged by L's age only.
-func (f *FS) rule(k Kind, t Tok) Why {
+// None. The boot rule and the exited rule need a record of this protocol
+// (the exited rule one of this boot, naming its holder's host process); an
+// earlier version's lock and an ownerless one are judged by L's age only.
+// In variant ExitedWhileRunning the exited rule finds every holder of this
+// boot gone.
+func (m *Model) rule(s *State, k Kind, t Tok) Why {
 	switch k {
 	case Held:
-		if f.PrevBoot.has(t) {
+		switch {
+		case s.PrevBoot.has(t):
 			return Boot
-		}
-		if f.Expired.has(t) {
+		case s.exited(t), m.Variant == ExitedWhileRunning && t/8 == Tok(s.Gen):
+			return Exited
+		case s.Expired.has(t):
 			return Stale
 		}
 	case Legacy, Ownerless:
-		if f.LockOld {
+		if s.LockOld {
 			return Stale
 		}
 	}
 	return None
+}
+
+// judge records what a sample judged: the lock, the rule, and whether the
+// creator of the token judged had crashed then (what makes "exited" true).
+func judge(s *State, cl *Client, k Kind, t Tok, why Why) {
+	cl.Kind, cl.Judged, cl.Why, cl.Dead = k, t, why, k == Held && s.exited(t)
 }
 
 // lockString describes L for traces.
@@ -58,7 +69,7 @@ func (m *Model) lockString(f *FS) string {
 func (m *Model) acquireSample(s *State, c int, d *desc) {
 	cl := &s.C[c]
 	k, t := m.sample(&s.FS)
-	why := s.rule(k, t)
+	why := m.rule(s, k, t)
 	if d != nil {
 		d.say("sample", "L is %s%s", m.lockString(&s.FS), whyNote(why))
 	}
@@ -73,7 +84,7 @@ func (m *Model) acquireSample(s *State, c int, d *desc) {
 		if why == None || (k == Ownerless && !ol) {
 			return // wait a poll and sample again
 		}
-		cl.Kind, cl.Judged, cl.Why = k, t, why
+		judge(s, cl, k, t, why)
 		if k == Ownerless && m.Variant != WholeDirSteal {
 			enterClear(cl, RetStealAbsent) // h_cas of an ownerless lock is h_clear
 			return

@@ -35,9 +35,20 @@ const (
 	// leave L empty: an ownerless lock only the age rule frees), while
 	// h_sample ignores it and h_clear leaves it.
 	RetryAndUndo
+	// HeartbeatRevives is a heartbeat that does not fence itself: a
+	// renewal that came after the holder's lease ran out (it stalled) is
+	// taken as a renewal, so the holder keeps its lock, its lease running
+	// again, while a waiter that judged the lock stale meanwhile takes it.
+	HeartbeatRevives
+	// ExitedWhileRunning is an exited rule that finds the holder's process
+	// gone while it merely stalls (as one that compared the pid but not its
+	// start time would, the pid being reused): every held lock of this boot
+	// is judged exited.
+	ExitedWhileRunning
 )
 
-var variantNames = [...]string{"fragments", "whole-directory steal", "check-then-release", "ownerless birth", "retry and undo"}
+var variantNames = [...]string{"fragments", "whole-directory steal", "check-then-release", "ownerless birth", "retry and undo",
+	"heartbeat revives", "exited while running"}
 
 func (v Variant) String() string { return variantNames[v] }
 
@@ -78,7 +89,11 @@ type Config struct {
 	// never scheduled again, which every interleaving already includes: the
 	// same filesystems and positions are reached, and a stalled holder
 	// counts for TwoHolders where a crashed one would not (stricter). The
-	// progress check takes every state as one where every client crashed.
+	// one thing a crash changes for the others, that the exited rule finds
+	// its holder's process gone, is then a move made just before the sample
+	// that judges by it: the creator of the lock sampled crashes first, when
+	// no rule lets the lock be taken already. The progress check takes every
+	// state as one where every client crashed.
 	CrashMoves bool
 	// LazyTime lets time pass only just before a sample, and only for the
 	// lock that sample looks at, instead of between any two steps: the same

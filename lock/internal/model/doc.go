@@ -21,7 +21,8 @@
 //
 //   - h_acquire and h_judge (wait.sh): sample (h_sample, sample.sh), then
 //     free: h_create; dead: h_clear, h_create; held, legacy, or ownerless
-//     twice running: judged by h_stealable (rules.sh), then h_steal;
+//     twice running: judged by h_stealable (rules.sh: previous boot, exited,
+//     stale), then h_steal;
 //   - h_steal and h_cas (steal.sh): steal.judged (mv L/T/rec L.stolen-me, or
 //     mv L/owner, or for an ownerless lock h_clear then [ ! -e L ]),
 //     steal.moved (rm -f the moved record), h_clear, h_create;
@@ -31,8 +32,12 @@
 //     create.undo-rm, create.cleanup;
 //   - h_clear (sample.sh): clear.judged (rm -f L/.owner-*), clear.glob (the
 //     expansion of L/*), clear.rmdir-token (one per word), clear.rmdir-lock;
-//   - holding: fence (h_owned, store.sh) and fence.checked (the mutation
-//     h_fence allowed), then h_release (release.sh): release.cas (mv
+//   - holding: fence (h_owned, store.sh: the record is there and, by the
+//     holder's clock, its lease has not run out) and fence.checked (the
+//     mutation h_fence allowed); beat (h_renew, a heartbeat: touch -c
+//     L/me/rec, disowned when the lease had run out before it, or the
+//     record is gone: the holder takes its lock as lost, as after a fence
+//     that said LOST); then h_release (release.sh): release.cas (mv
 //     L/me/rec L.released-me), release.moved (h_clear), release.rm;
 //   - h_op_break (ops.sh): break.sample, break.judged (the CAS), break.rm,
 //     h_clear.
@@ -48,25 +53,41 @@
 //
 // Ages are flags (FS.Expired per token, FS.LockOld for L's mtime) that the
 // environment may set between any two steps, once the record exists: time
-// passing, or an owner or a stealer stalled past the stale bound. A change
-// to L's entries makes L young again. A judgement uses the flags at its
-// sample; its CAS may come any number of steps later. The environment may
-// also crash a client (it stops for ever, its files stay) and reboot the
-// host (Config.Reboots): every client stops, every record becomes a
-// previous boot's (stealable at once by the boot rule, except an earlier
-// version's), and the clients run their programs again with new tokens.
+// passing, or an owner (its heartbeat with it) or a stealer stalled past
+// the lease. A heartbeat renews a lease that has not run out, which the
+// flags cannot tell, and never clears Expired: a waiter's judgement made
+// before it stays true, and the holder disowns it. A change to L's entries
+// makes L young again. A judgement uses the flags at its sample; its CAS
+// may come any number of steps later.
+//
+// The environment may also crash a client: it stops for ever, its files
+// stay, and its host process (the one its records name) is gone, so the
+// exited rule lets anyone take its lock at once (a record of this boot
+// only; the process is named by pid and start time, so a reused pid is not
+// it). Without Config.CrashMoves, a crash is a client never scheduled
+// again, and the creator of the lock a sample looks at may crash just
+// before it. The environment may reboot the host (Config.Reboots): every
+// client stops, every record becomes a previous boot's (stealable at once
+// by the boot rule, except an earlier version's), and the clients run
+// their programs again with new tokens.
 //
 // # Invariants
 //
 // Explore checks, in every reachable state and step: TwoHolders (of the
 // clients that believe they hold the lock, at most one holds a token whose
 // lease has not run out; a forced break ends the lease of the token it
-// names), NonOwner (a record leaves L only by its owner's release or by a
-// steal or break of that very token, judged stealable or forced when
-// sampled; rmdir never takes a record with it), and DebrisBlocks (with
-// every client stopped, a fresh client alone acquires within a bounded
-// number of its steps, time passing; the states where it needs the
-// ownerless rule are reported by where the clients stopped).
+// names; a fence's mutation needs the lock or an expired lease), NonOwner
+// (a record leaves L only by its owner's release or by a steal or break of
+// that very token, judged stealable or forced when sampled, an exited
+// judgement only if its creator had crashed then; rmdir never takes a
+// record with it), and DebrisBlocks (with every client stopped, a fresh
+// client alone acquires within a bounded number of its steps, time
+// passing; the states where it needs the ownerless rule are reported by
+// where the clients stopped, Result.AgeRule). Its stronger form: with
+// every client crashed, the fresh client acquires without any time
+// passing; the states where it needs time are reported the same way
+// (Result.NeedsTime), and the tests allow only a crash inside h_clear and
+// an earlier version's lock.
 //
 // A judgement is of one lock, not of a name: when the lock a client judged
 // leaves L, its judgement is marked Gone, and a later CAS of a lock of the
@@ -79,14 +100,18 @@
 // counterexample is a shortest run, printed one line per move (Trace).
 // Config.MaxStates bounds it. Two reductions keep the same runs in fewer
 // states: CrashMoves off takes a crash to be a client that is never
-// scheduled again (which every interleaving includes), and LazyTime lets
-// time pass only just before the sample that sees it.
+// scheduled again (which every interleaving includes), made known only to
+// the sample that judges by it, and LazyTime lets time pass only just
+// before the sample that sees it. A heartbeat that renews a lease is no
+// move: it changes nothing the model tells apart.
 //
 // # Variants
 //
 // Variant turns the model into one of the bugs the checker has found or
-// must find (WholeDirSteal, CheckThenRelease, OwnerlessBirth, and
-// RetryAndUndo, h_create as first written: it published a second lock of
-// the same token after losing the first, and moved a directory that landed
-// inside L back out), so the tests can show that the checker finds each.
+// must find (WholeDirSteal, CheckThenRelease, OwnerlessBirth; RetryAndUndo,
+// h_create as first written: it published a second lock of the same token
+// after losing the first, and moved a directory that landed inside L back
+// out; HeartbeatRevives, a heartbeat that renews a lease that had run out;
+// ExitedWhileRunning, an exited rule that finds a stalled holder gone), so
+// the tests can show that the checker finds each.
 package model

@@ -1,8 +1,9 @@
 package model
 
 // The environment's moves: between any two steps of any client, a client may
-// crash, time may pass (a lease or L's age runs out: the owner, or a
-// stealer, stalled past the stale bound), or the host may reboot.
+// crash (its host process is gone: the exited rule finds it), time may pass
+// (a lease or L's age runs out: the owner, its heartbeat, or a stealer,
+// stalled past the bound), or the host may reboot.
 
 // EnvMove is one kind of move of the environment.
 type EnvMove uint8
@@ -86,7 +87,7 @@ func (m *Model) canon(s *State) {
 			keep |= bit(s.me(c))
 		}
 		if cl.Pos != PStealCAS && cl.Pos != PBreakCAS {
-			cl.Kind, cl.Judged, cl.Why, cl.Gone = 0, noTok, None, false
+			cl.Kind, cl.Judged, cl.Why, cl.Gone, cl.Dead = 0, noTok, None, false, false
 		}
 		if cl.Pos != PClearRmTok {
 			cl.Glob = 0

@@ -40,7 +40,11 @@ type Result struct {
 	Violations    []*Violation
 	// AgeRule maps the positions of the stopped clients (where) to the
 	// states in which a fresh client had to wait for the ownerless rule.
-	AgeRule       map[string]*AgeCase
+	AgeRule map[string]*AgeCase
+	// NeedsTime maps them to the states in which a fresh client does not
+	// acquire unless time passes (a lease or L's age runs out): the
+	// exceptions to progress without waiting (see checkProgress).
+	NeedsTime     map[string]*AgeCase
 	MaxFreshSteps int // the most steps a fresh client took to acquire
 }
 
@@ -63,7 +67,7 @@ func (m *Model) Explore() *Result {
 	if size == 0 {
 		size = 1 << 18
 	}
-	x := &search{m: m, res: &Result{Complete: true, AgeRule: map[string]*AgeCase{}},
+	x := &search{m: m, res: &Result{Complete: true, AgeRule: map[string]*AgeCase{}, NeedsTime: map[string]*AgeCase{}},
 		index: make(map[key]int32, size), starts: map[int32]Start{}, seen: map[string]bool{},
 		states: make([]key, 0, size), parent: make([]int32, 0, size), label: make([]Label, 0, size), depth: make([]uint16, 0, size)}
 	for _, st := range m.Starts {
@@ -155,7 +159,8 @@ func twoHolders(s *State) string {
 // checkStep is invariant 2 on client c's step from s to n: every record it
 // moved or removed from L is its own, moved by its release, or one it
 // judged stealable (or was told to break) with a judgement that was true
-// when made. A fence's mutation needs the lock or an expired lease.
+// when made (an exited one: its creator had crashed then). A fence's
+// mutation needs the lock or an expired lease.
 func (x *search) checkStep(i int, s, n *State, c int, l Label) {
 	cl, me := s.C[c], s.me(c)
 	gone := s.recs() &^ n.recs()
@@ -170,7 +175,7 @@ func (x *search) checkStep(i int, s, n *State, c int, l Label) {
 		case t == me:
 			ok = cl.Pos == PHold || cl.Pos == PReleaseCAS || cl.Pos == PReleaseWhole
 		default:
-			ok = casAt && cl.Kind == Held && cl.Judged == t && (cl.Why == Forced || cl.Why != None && !cl.Gone)
+			ok = casAt && cl.Kind == Held && cl.Judged == t && (cl.Why == Forced || cl.Why != None && !cl.Gone && (cl.Why != Exited || cl.Dead))
 		}
 		if !ok && !x.seen[NonOwner] {
 			what := "the record of " + tokName(t)
@@ -179,6 +184,8 @@ func (x *search) checkStep(i int, s, n *State, c int, l Label) {
 				what = "the earlier version's owner record"
 			case cl.Judged == t && cl.Gone:
 				what += ", a new lock of that token: the one it judged " + cl.Why.String() + " had left L meanwhile"
+			case cl.Judged == t && cl.Why == Exited && !cl.Dead:
+				what += ", judged exited while its creator ran"
 			}
 			x.violate(NonOwner, fmt.Sprintf("client %c (%s) at %s removed %s", 'A'+c, tokName(me), cl.where(), what), i, &l, nil)
 		}

@@ -46,9 +46,11 @@ func TestModelRenameAndRmdirFollowTheKernel(t *testing.T) {
 // TestModelPackRoundTrip walks the model at random and checks that every
 // state survives the search's packing.
 func TestModelPackRoundTrip(t *testing.T) {
-	m := New(Config{Programs: threeClients, Reboots: 1, CrashMoves: true})
 	rng := rand.New(rand.NewPCG(1, 2))
-	for walk := range 200 {
+	for walk := range 400 {
+		// Crashes as moves of their own, or made just before a sample
+		// judges by them, with time passing there too.
+		m := New(Config{Programs: threeClients, Reboots: 1, CrashMoves: walk%2 == 0, LazyTime: walk%2 == 1})
 		s := m.initial(everyStart[walk%len(everyStart)])
 		for range 60 {
 			if u := unpack(pack(&s)); u != s {

@@ -43,13 +43,31 @@ func holds(t *testing.T, r *Result) {
 // needs the age rule is logged, grouped.
 func onlyClearLeavesAgeDebris(t *testing.T, r *Result) {
 	t.Helper()
+	onlyKnownCases(t, r.AgeRule, "needs the age rule")
+}
+
+// onlyClearNeedsTime checks invariant 3's stronger form: from every state
+// in which every client crashed, a fresh client acquires without any time
+// passing (the exited rule frees a crashed holder's lock at once), except
+// after the crashes inside h_clear above, and from an earlier version's
+// lock (judged by its age only) or an ownerless L a reboot left.
+func onlyClearNeedsTime(t *testing.T, r *Result) {
+	t.Helper()
+	onlyKnownCases(t, r.NeedsTime, "needs time to pass")
+}
+
+// onlyKnownCases checks that every case of cases is a crash inside h_clear,
+// an earlier version's L or one a reboot left, and logs them, grouped; it
+// reports any other with its trace.
+func onlyKnownCases(t *testing.T, cases map[string]*AgeCase, what string) {
+	t.Helper()
 	type group struct {
 		sets, states int
 		where        map[string]bool
 		bad          []string
 	}
 	var clear, old, bad group
-	for k, c := range r.AgeRule {
+	for k, c := range cases {
 		g := &bad
 		switch {
 		case c.Initial, c.Rebooted:
@@ -81,11 +99,11 @@ func onlyClearLeavesAgeDebris(t *testing.T, r *Result) {
 		slices.Sort(w)
 		return strings.Join(w, ", ")
 	}
-	t.Logf("needs the age rule after a crash between the rmdirs of a clear: %d sets of crash points, %d states; the crash points in h_clear: %s",
-		clear.sets, clear.states, list(clear.where))
-	t.Logf("needs the age rule, L being an earlier version's or as a reboot left it: %d sets, %d states", old.sets, old.states)
+	t.Logf("%s after a crash between the rmdirs of a clear: %d sets of crash points, %d states; the crash points in h_clear: %s",
+		what, clear.sets, clear.states, list(clear.where))
+	t.Logf("%s, L being an earlier version's or as a reboot left it: %d sets, %d states", what, old.sets, old.states)
 	if clear.sets == 0 {
-		t.Errorf("no crash between the rmdirs of a clear needs the age rule: the model no longer reaches it")
+		t.Errorf("no crash between the rmdirs of a clear %s: the model no longer reaches it", what)
 	}
 	if bad.sets == 0 {
 		return
@@ -93,16 +111,16 @@ func onlyClearLeavesAgeDebris(t *testing.T, r *Result) {
 	// Runs without a crash, then the shortest, show the cause; the list
 	// says how far it goes.
 	slices.SortFunc(bad.bad, func(a, b string) int {
-		ca, cb := r.AgeRule[a], r.AgeRule[b]
+		ca, cb := cases[a], cases[b]
 		return cmp.Or(len(ca.Crashed)-len(cb.Crashed), len(ca.Example.Lines)-len(cb.Example.Lines), strings.Compare(a, b))
 	})
 	for _, k := range bad.bad[:min(2, len(bad.bad))] {
-		c := r.AgeRule[k]
-		t.Errorf("a fresh client needs the age rule after %s (%d states), not after a crash inside h_clear:\n%s\n  a fresh client alone:\n      %s",
-			k, c.States, c.Example, strings.Join(c.Fresh, "\n      "))
+		c := cases[k]
+		t.Errorf("a fresh client %s after %s (%d states), not after a crash inside h_clear:\n%s\n  a fresh client alone:\n      %s",
+			what, k, c.States, c.Example, strings.Join(c.Fresh, "\n      "))
 	}
-	t.Errorf("%d sets of crash points (%d states) need the age rule without a crash inside h_clear; the positions: %s",
-		bad.sets, bad.states, list(bad.where))
+	t.Errorf("%d sets of crash points (%d states) %s without a crash inside h_clear; the positions: %s",
+		bad.sets, bad.states, what, list(bad.where))
 }
 
 // Two clients: each acquires (and holds, fences, releases) twice, or one
@@ -135,6 +153,7 @@ func TestModelTwoClientsExhaustive(t *testing.T) {
 			}
 			holds(t, r)
 			onlyClearLeavesAgeDebris(t, r)
+			onlyClearNeedsTime(t, r)
 		})
 	}
 }
@@ -153,14 +172,15 @@ func TestModelThreeClientsBounded(t *testing.T) {
 			r := explore(t, Config{Programs: threeClients, Starts: everyStart, Reboots: tc.reboots, LazyTime: true, MaxStates: tc.bound})
 			holds(t, r)
 			onlyClearLeavesAgeDebris(t, r)
+			onlyClearNeedsTime(t, r)
 		})
 	}
 }
 
-// findsBug checks that the checker finds a violation of inv in variant v,
-// and that the same runs of the protocol have none: the violation is the
-// variant's.
-func findsBug(t *testing.T, v Variant, inv string) {
+// findsBug checks that the checker finds a violation of each of invs in
+// variant v, and that the same runs of the protocol have none: the
+// violations are the variant's.
+func findsBug(t *testing.T, v Variant, invs ...string) {
 	t.Helper()
 	t.Parallel()
 	cfg := Config{Programs: [][]Op{{Acquire}, {Acquire}}, Starts: everyStart}
@@ -168,13 +188,15 @@ func findsBug(t *testing.T, v Variant, inv string) {
 		t.Fatalf("the protocol itself fails:\n%v", w)
 	}
 	cfg.Variant = v
-	for _, w := range explore(t, cfg).Violations {
-		if w.Invariant == inv {
-			t.Logf("found, as it should be:\n%v", w)
-			return
+	found := explore(t, cfg).Violations
+	for _, inv := range invs {
+		i := slices.IndexFunc(found, func(w *Violation) bool { return w.Invariant == inv })
+		if i < 0 {
+			t.Errorf("the checker finds no violation of %q in the %s variant", inv, v)
+			continue
 		}
+		t.Logf("found, as it should be:\n%v", found[i])
 	}
-	t.Errorf("the checker finds no violation of %q in the %s variant", inv, v)
 }
 
 func TestModelFindsWholeDirectorySteal(t *testing.T) {
@@ -187,6 +209,19 @@ func TestModelFindsCheckThenRelease(t *testing.T) {
 
 func TestModelFindsOwnerlessBirth(t *testing.T) {
 	findsBug(t, OwnerlessBirth, TwoHolders)
+}
+
+// TestModelFindsHeartbeatRevives: a heartbeat that renews a lease that had
+// run out (its holder stalled) keeps a lock a waiter judged stale meanwhile
+// and takes.
+func TestModelFindsHeartbeatRevives(t *testing.T) {
+	findsBug(t, HeartbeatRevives, TwoHolders)
+}
+
+// TestModelFindsExitedWhileRunning: an exited rule that finds a holder
+// gone while it merely stalls takes the lock of a live holder.
+func TestModelFindsExitedWhileRunning(t *testing.T) {
+	findsBug(t, ExitedWhileRunning, NonOwner, TwoHolders)
 }
 
 // TestModelFindsTokenReuse: h_create as first written published a second

@@ -2,7 +2,7 @@ package model
 
 import "fmt"
 
-// key is a State packed into 211 bits, for the search's visited set: a
+// key is a State packed into 217 bits, for the search's visited set: a
 // quarter of the memory, and a quarter of the hashing, of the State itself.
 // Only the three explored clients are packed (the fresh one of the progress
 // check never is), so a token index is one of 0..5 or 8..13.
@@ -76,9 +76,9 @@ func pack(s *State) key {
 		b.put(uint64(cl.Pos), 5)
 		b.put(uint64(cl.Kind), 3)
 		b.put(uint64(cl.Judged+1), 4)
-		b.put(uint64(cl.Why), 2)
+		b.put(uint64(cl.Why), 3)
 		b.put(uint64(cl.Ret), 3)
-		for _, v := range []bool{cl.Crashed, cl.Gone, cl.OL, cl.Into, cl.Publ} {
+		for _, v := range []bool{cl.Crashed, cl.Gone, cl.Dead, cl.OL, cl.Into, cl.Publ} {
 			b.putBool(v)
 		}
 		b.putSet(cl.Glob)
@@ -106,9 +106,9 @@ func unpack(k key) State {
 		cl.Pos = Pos(b.get(5))
 		cl.Kind = Kind(b.get(3))
 		cl.Judged = Tok(b.get(4)) - 1
-		cl.Why = Why(b.get(2))
+		cl.Why = Why(b.get(3))
 		cl.Ret = Ret(b.get(3))
-		for _, v := range []*bool{&cl.Crashed, &cl.Gone, &cl.OL, &cl.Into, &cl.Publ} {
+		for _, v := range []*bool{&cl.Crashed, &cl.Gone, &cl.Dead, &cl.OL, &cl.Into, &cl.Publ} {
 			*v = b.getBool()
 		}
 		cl.Glob = b.getSet()

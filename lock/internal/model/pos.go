@@ -23,11 +23,11 @@ const (
 	PCreateUndo     // mv L/L.new-me L.new-me
 	PCreateUndoRm   // rm -rf L/L.new-me
 	PCreateCleanup  // rm -rf L.new-me
-	// Holding: the command under the lock, and h_fence, store.sh.
-	PHold         // critical section: next is a fence or the release
+	// Holding: the command under the lock, h_fence and h_renew, store.sh.
+	PHold         // critical section: next is a fence, a heartbeat or the release
 	PFenceChecked // fence.checked: the store mutation h_fence allowed
 	// h_release, release.sh.
-	PReleaseCAS    // release.cas after h_fence said LOST: mv L/me/rec L.released-me
+	PReleaseCAS    // release.cas after h_fence or a heartbeat said LOST: mv L/me/rec L.released-me
 	PReleaseRemove // rm -f L.released-me
 	PReleaseWhole  // release.moved in variant CheckThenRelease: mv L L.released-me
 	// h_clear, sample.sh.

@@ -14,10 +14,19 @@ import (
 // rather than by a lease running out, is reported (Result.AgeRule) with the
 // positions of the stopped clients: those are the crash points that need
 // the age rule.
+//
+// Its stronger form: from every state in which every client has crashed
+// (not merely stalled), the fresh client acquires without time passing at
+// all, no lease and no L running out, as the exited rule lets it take a
+// lock whose holder's process is gone at once. The states where it needs
+// time are reported (Result.NeedsTime) the same way: the known ones are a
+// crash inside h_clear, which leaves an empty L, and an earlier version's
+// lock, which only its age frees.
 
 // AgeCase is the states, every client crashed or done, from which a fresh
-// client needs L's age (the ownerless rule) to acquire, grouped by where
-// the clients crashed mid-operation.
+// client needs L's age (the ownerless rule) to acquire (Result.AgeRule), or
+// needs time to pass at all (Result.NeedsTime), grouped by where the
+// clients crashed mid-operation.
 type AgeCase struct {
 	Crashed  []Pos    // where clients crashed mid-operation
 	Where    []string // the same, named by Client.where
@@ -26,6 +35,7 @@ type AgeCase struct {
 	States   int      // how many such states
 	Example  Trace    // a shortest run to one of them
 	Fresh    []string // the fresh client's run from there
+	at       int      // the state of Example
 }
 
 // InClear reports whether a client crashed inside h_clear after its first
@@ -55,7 +65,8 @@ const (
 
 type progressKey struct {
 	FS
-	Gen uint8
+	Gen    uint8
+	Exited Set // the records whose holder's process the fresh client finds gone
 }
 
 type progressVerdict struct {
@@ -66,9 +77,15 @@ type progressVerdict struct {
 }
 
 // progressOf is the verdict of the fresh client from s, which depends on
-// the filesystem only.
+// the filesystem, and on which records' creators it finds crashed (every
+// client that is not done is, in its run).
 func (m *Model) progressOf(s *State) progressVerdict {
-	k := progressKey{s.FS, s.Gen}
+	k := progressKey{FS: s.FS, Gen: s.Gen}
+	s.Rec.each(func(t Tok) {
+		if c := creator(t); t/8 == Tok(s.Gen) && s.C[c].Pos != PDone && s.me(c) == t {
+			k.Exited |= bit(t)
+		}
+	})
 	if v, ok := m.progress[k]; ok {
 		return v
 	}
@@ -142,8 +159,9 @@ func (m *Model) freshLog(s *State) []string {
 }
 
 // checkProgress checks invariant 3 in state i. A state where every client
-// has crashed or is done, and a fresh client needs the ownerless rule, is
-// filed under the positions where the clients crashed mid-operation.
+// has crashed or is done, and a fresh client needs time to pass, is filed
+// under the positions where the clients crashed mid-operation (NeedsTime),
+// and if it needed the ownerless rule, there too (AgeRule).
 func (x *search) checkProgress(i int, s *State) {
 	v := x.m.progressOf(s)
 	if !v.ok {
@@ -153,19 +171,35 @@ func (x *search) checkProgress(i int, s *State) {
 		return
 	}
 	x.res.MaxFreshSteps = max(x.res.MaxFreshSteps, v.steps)
-	if !v.lockAge {
+	if v.atOnce {
 		return
 	}
 	k, crashed, where, quiet := x.m.crashPoints(s)
 	if !quiet {
 		return
 	}
-	c := x.res.AgeRule[k]
+	ex := x.file(x.res.NeedsTime, k, crashed, where, i, s, nil)
+	if v.lockAge {
+		x.file(x.res.AgeRule, k, crashed, where, i, s, ex)
+	}
+}
+
+// file counts state i under the crash points k in cases. A new case gets a
+// shortest run to state i, and the fresh client's run from there: those of
+// like, when it is another case of state i.
+func (x *search) file(cases map[string]*AgeCase, k string, crashed []Pos, where []string, i int, s *State, like *AgeCase) *AgeCase {
+	c := cases[k]
 	if c == nil {
-		c = &AgeCase{Crashed: crashed, Where: where, Initial: s.Initial, Rebooted: s.Rebooted, Example: x.trace(i, nil), Fresh: x.m.freshLog(s)}
-		x.res.AgeRule[k] = c
+		c = &AgeCase{Crashed: crashed, Where: where, Initial: s.Initial, Rebooted: s.Rebooted, at: i}
+		if like != nil && like.at == i {
+			c.Example, c.Fresh = like.Example, like.Fresh
+		} else {
+			c.Example, c.Fresh = x.trace(i, nil), x.m.freshLog(s)
+		}
+		cases[k] = c
 	}
 	c.States++
+	return c
 }
 
 // crashPoints names where the clients of s crashed mid-operation (between

@@ -4,14 +4,18 @@ package model
 // (sample.sh) and h_op_break (ops.sh).
 
 // hold runs the critical section: a fence (h_owned, then the mutation it
-// allows) or the release.
-func (m *Model) hold(s *State, c, choice int, d *desc) {
+// allows), the release, or a heartbeat (choice 2, see beat).
+func (m *Model) hold(s *State, c, choice int, d *desc) bool {
 	cl := &s.C[c]
 	me := s.me(c)
 	switch {
+	case cl.Pos == PHold && choice == 2:
+		return m.beat(s, c, d)
 	case cl.Pos == PHold && choice == 0:
-		ok := s.Lock && s.Rec.has(me)
-		d.op("fence", ok, "h_owned: [ -f L/$/rec ]", me, noTok)
+		// h_owned: the record is there, and by the holder's clock its
+		// lease has not run out.
+		ok := s.Lock && s.Rec.has(me) && !s.Expired.has(me)
+		d.op("fence", ok, "h_owned: [ -f L/$/rec ] and the lease of $ has not run out", me, noTok)
 		cl.Pos = PReleaseCAS // LOST: the op ends with its release
 		if ok {
 			cl.Pos = PFenceChecked
@@ -27,13 +31,13 @@ func (m *Model) hold(s *State, c, choice int, d *desc) {
 			if !ok {
 				m.opDone(s, c)
 			}
-			return
+			return true
 		}
 		ok := s.moveRec(me, me)
 		d.op("release.cas", ok, "mv L/$/rec L.released-$", me, noTok)
 		if !ok {
 			m.opDone(s, c) // LOST or NOTHELD: nothing is touched
-			return
+			return true
 		}
 		enterClear(cl, RetRelease)
 	case cl.Pos == PReleaseWhole:
@@ -46,6 +50,40 @@ func (m *Model) hold(s *State, c, choice int, d *desc) {
 		d.op("release.rm", ok, "rm -rf L.released-$", me, noTok)
 		m.opDone(s, c)
 	}
+	return true
+}
+
+// beat is one heartbeat of a holder (h_renew): touch -c L/me/rec, which
+// never creates it, checked by the holder's clock. When the record is gone,
+// or the lease had run out before the touch (the holder stalled: Expired
+// has it, and a waiter may have judged the lock stale meanwhile), the
+// renewal is disowned and the holder takes its lock as lost: it goes on as
+// after a fence that said LOST, with its owner-checked release. Otherwise
+// the lease is renewed, which changes nothing the model tells apart (its
+// lease may run out again if it stalls, as before): beat reports false, no
+// move. A beat during a fence's mutation acts once it is over, at hold,
+// where what it found still holds (a record never comes back, and Expired
+// stays set while its token is held). Expired is never cleared: a waiter's
+// judgement made before the touch stays true. In variant HeartbeatRevives
+// a renewal after the lease ran out is taken as one: the lease runs again.
+func (m *Model) beat(s *State, c int, d *desc) bool {
+	cl := &s.C[c]
+	me := s.me(c)
+	rec := s.Lock && s.Rec.has(me)
+	switch {
+	case !rec:
+		d.op("beat", false, "touch -c L/$/rec, then [ -f L/$/rec ]", me, noTok)
+		cl.Pos = PReleaseCAS
+	case !s.Expired.has(me):
+		return false
+	case m.Variant == HeartbeatRevives:
+		d.say("beat", "touch -c L/%s/rec after its lease ran out: renewed all the same", tokName(me))
+		s.Expired &^= bit(me)
+	default:
+		d.say("beat", "touch -c L/%s/rec after its lease ran out: disowned, the lock is lost", tokName(me))
+		cl.Pos = PReleaseCAS
+	}
+	return true
 }
 
 func enterClear(cl *Client, r Ret) { cl.Pos, cl.Ret = PClearJudged, r }
@@ -123,7 +161,7 @@ func (m *Model) breakLock(s *State, c, choice int, d *desc) {
 	switch cl.Pos {
 	case PBreakSample:
 		k, t := m.sample(&s.FS)
-		why := s.rule(k, t)
+		why := m.rule(s, k, t)
 		if choice == 1 && k != Free && k != Dead {
 			why = Forced
 		}
@@ -134,10 +172,10 @@ func (m *Model) breakLock(s *State, c, choice int, d *desc) {
 		case k == Free || k == Dead || why == None:
 			m.opDone(s, c) // FREE or NOTSTALE
 		case k == Ownerless:
-			cl.Kind, cl.Judged, cl.Why = k, t, why
+			judge(s, cl, k, t, why)
 			enterClear(cl, RetBreakAbsent)
 		default:
-			cl.Kind, cl.Judged, cl.Why = k, t, why
+			judge(s, cl, k, t, why)
 			cl.Pos = PBreakCAS
 		}
 	case PBreakCAS:

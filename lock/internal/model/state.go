@@ -68,7 +68,7 @@ type FS struct {
 	Stage    Set  // L.new-<t>/<t> exists in the store
 	StageRec Set  // L.new-<t>/<t>/rec exists
 	Moved    Set  // L.stolen-<t>, L.released-<t> or L.broken-<t> exists (t moved it)
-	Expired  Set  // t's lease ran out: its record is older than the stale bound, or it was force-broken
+	Expired  Set  // t's lease ran out: its record is older than the lease (its holder stalled), or it was force-broken
 	PrevBoot Set  // t's record was written under an earlier boot
 }
 
@@ -114,12 +114,13 @@ type Why uint8
 
 const (
 	None   Why = iota
-	Stale      // the age rule (h_stealable: h_age >= h_stale)
+	Stale      // the age rule (h_stealable: h_age >= the lease)
 	Boot       // the boot rule (h_prevboot)
 	Forced     // break --force --token with this lock's token
+	Exited     // the exited rule (h_exited): the host process the record names is gone
 )
 
-var whyNames = [...]string{"-", "stale", "boot", "forced"}
+var whyNames = [...]string{"-", "stale", "boot", "forced", "exited"}
 
 func (w Why) String() string { return whyNames[w] }
 
@@ -134,6 +135,7 @@ type Client struct {
 	Judged  Tok  // token judged
 	Why     Why  // rule that made the judgement true; None if none did
 	Gone    bool // the lock judged has left L since: a lock named Judged now is another
+	Dead    bool // the creator of Judged had crashed when it was judged: what makes "exited" true
 	OL      bool // h_ol: the last sample was ownerless
 	Into    bool // mv found L a directory: it moves into it
 	Publ    bool // this acquire's token was published at L once already
@@ -150,3 +152,18 @@ type State struct {
 
 // me is the token of client c's current op.
 func (s *State) me(c int) Tok { return token(s.Gen, c, int(s.C[c].Pc)) }
+
+// creator is the client whose op made token t.
+func creator(t Tok) int { return int(t%8) / maxOps }
+
+// exited reports whether the host process named in t's record has gone:
+// t is of this boot, and the client that made it crashed in that op (a
+// crashed client never comes back; the record names the process by pid and
+// start time, so a reused pid is not it).
+func (s *State) exited(t Tok) bool {
+	if t < 0 || t/8 != Tok(s.Gen) {
+		return false
+	}
+	c := creator(t)
+	return s.C[c].Crashed && s.me(c) == t
+}

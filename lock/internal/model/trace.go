@@ -19,6 +19,9 @@ type Label struct {
 type desc struct{ step, fx string }
 
 func (d *desc) say(step, format string, args ...any) {
+	if d == nil {
+		return
+	}
 	d.step, d.fx = step, fmt.Sprintf(format, args...)
 }
 
@@ -28,7 +31,7 @@ func (d *desc) op(step string, ok bool, tmpl string, me, other Tok) {
 	if d == nil {
 		return
 	}
-	fx := strings.NewReplacer("$", tokName(me), "@", tokName(other)).Replace(tmpl)
+	fx := strings.ReplaceAll(strings.ReplaceAll(tmpl, "$", tokName(me)), "@", tokName(other))
 	switch {
 	case strings.Contains(tmpl, " looks at "), strings.HasPrefix(tmpl, "the store"):
 	case strings.HasPrefix(tmpl, "["), strings.HasPrefix(tmpl, "h_owned"):
@@ -62,7 +65,7 @@ func (m *Model) apply(s *State, l Label, d *desc) bool {
 		case Crash:
 			d.step, d.fx = "crash", fmt.Sprintf("client %c stops for ever", 'A'+l.Arg)
 		case Expire:
-			d.step, d.fx = "expire", fmt.Sprintf("the record of %s is older than the stale bound now", tokName(Tok(l.Arg)))
+			d.step, d.fx = "expire", fmt.Sprintf("the record of %s is older than its lease now", tokName(Tok(l.Arg)))
 		case AgeLock:
 			d.step, d.fx = "age", "L's mtime is older than the stale bound now"
 		case RebootAll:
