@@ -33,8 +33,8 @@ type RunOptions struct {
 	// and reports its real exit status (up to Reattach attempts, with
 	// backoff). Without it a lost contact is an unknown outcome.
 	Reconnect func(context.Context) (*remote.Host, error)
-	// Reattach bounds the reconnection attempts; zero means 6 (about 30
-	// seconds of backoff).
+	// Reattach bounds the reconnection attempts; zero means 6 (15 seconds
+	// of backoff, plus each attempt's connection time).
 	Reattach int
 	// Reattached, when set, is called each time Run follows the run again
 	// after contact was lost.
@@ -183,7 +183,7 @@ func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter,
 			return unknownRun(res, cause)
 		case <-t.C:
 		}
-		delay = min(2*delay, 8*time.Second)
+		delay = min(2*delay, 4*time.Second)
 		h, err := opts.Reconnect(ctx)
 		if err != nil {
 			cause = err

@@ -57,7 +57,9 @@ func (s State) ExpiresIn() (d time.Duration, ok bool) {
 	if !s.AgeKnown {
 		return 0, false
 	}
-	return max(s.Lease-s.Age, 0), true
+	// Ages are whole seconds, and a lock is stale once its age is above
+	// its lease.
+	return max(s.Lease+time.Second-s.Age, 0), true
 }
 
 // BootMatch reports whether the record was written on the host's current

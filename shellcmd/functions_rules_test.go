@@ -77,7 +77,10 @@ func TestShStealable(t *testing.T) {
 	}{
 		{"19 minutes", held(fnOther, now), fnOther + "/rec", 19 * 60, nil, "", "", false},
 		{"21 minutes", held(fnOther, now), fnOther + "/rec", 21 * 60, nil, "", "stale", false},
-		{"exactly the stale period", held(fnOther, now), fnOther + "/rec", 20 * 60, nil, "", "stale", false},
+		// Ages are whole seconds: only an age above the period proves
+		// that a whole period passed.
+		{"exactly the stale period", held(fnOther, now), fnOther + "/rec", 20 * 60, nil, "", "", false},
+		{"a second past the stale period", held(fnOther, now), fnOther + "/rec", 20*60 + 1, nil, "", "stale", false},
 		{"2 minutes with h_stale 60", held(fnOther, now), fnOther + "/rec", 120, map[string]string{"h_stale": "60"}, "", "stale", false},
 		{"21 minutes with h_stale 3600", held(fnOther, now), fnOther + "/rec", 21 * 60, map[string]string{"h_stale": "3600"}, "", "", false},
 		{"no stat: 3 days", held(fnOther, now), fnOther + "/rec", 3 * 86400, map[string]string{"h_stat": "none"}, "", "", true},

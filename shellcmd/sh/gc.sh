@@ -141,7 +141,7 @@ h_isscratch() {
 	for h_sf in "$1"/* "$1"/.[!.]* "$1"/..?*; do
 		[ -e "$h_sf" ] || [ -L "$h_sf" ] || continue
 		case ${h_sf##*/} in
-		out | err | out.t | err.t | info | pgid | guard | cut | status | stop | ack | gone | ready | done | lost | leaselost) ;;
+		out | err | out.t | err.t | info | pgid | guard | cut | cut.t | status | status.t | stop | ack | gone | ready | done | lost | leaselost) ;;
 		*) return 1 ;;
 		esac
 	done
@@ -233,6 +233,13 @@ h_gc_sweep() {
 			fi
 		fi
 		h_n=${h_d#"$h_root"/}
+		# A run's record an hour after it ended: its output is cut to
+		# its last 64 KiB (before the idle test, which the cut does not
+		# disturb: it looks at the directory's files).
+		if [ -z "$h_dry" ] && [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/info" ] && [ -f "$h_d/status" ] &&
+			[ ! -f "$h_d/cut" ] && h_idle "$h_d" 60; then
+			h_trim "$h_d"
+		fi
 		if h_idle "$h_d" "$h_min"; then
 			if [ -n "$h_dry" ]; then
 				h_say SWEEP "$h_n" plan

@@ -19,14 +19,14 @@ h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   ' | cut -c 1-2000; }
 # which is what a heartbeat's own check (h_renew) relies on.
 h_age() {
 	h_a= h_t=
-	h_n=$(date +%s)
+	h_an=$(date +%s)
 	case $h_stat in
 	gnu) h_t=$(stat -c %Y "$1" 2>/dev/null) ;;
 	bsd) h_t=$(stat -f %m "$1" 2>/dev/null) ;;
 	*) return 1 ;;
 	esac || return 1
-	case $h_t:$h_n in *[!0-9:]* | :* | *:) return 1 ;; esac
-	h_a=$((h_n - h_t))
+	case $h_t:$h_an in *[!0-9:]* | :* | *:) return 1 ;; esac
+	h_a=$((h_an - h_t))
 }
 
 # h_step NAME: a point where the step tests stop this command, between two

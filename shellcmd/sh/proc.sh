@@ -45,11 +45,21 @@ h_gsig() {
 	h_gerr=$(LC_ALL=C kill -s "$1" -- "-$2" 2>&1)
 }
 
+# h_cmdread: the run's command group: h_cmdg where this shell started it,
+# else the scratch directory's pgid file. Sets h_gk (g or p) and h_gp.
+h_cmdread() {
+	if [ -n "$h_cmdg" ]; then
+		h_gk=${h_cmdg%% *} h_gp=${h_cmdg#* }
+		return 0
+	fi
+	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null
+}
+
 # h_cmdalive: a process of the run's command (h_scr/pgid: "g PGID" for a
 # group of its own, "p PID" where the host has no setsid) is still there.
 # An unreadable or unfinished pgid file is doubt: alive.
 h_cmdalive() {
-	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null || return 0
+	h_cmdread || return 0
 	case $h_gk:$h_gp in
 	g:[0-9]*)
 		if h_gsig 0 "$h_gp"; then
@@ -101,7 +111,7 @@ h_grplive() {
 # h_cmdsig SIG: sends SIG to every process of the run's command: its group,
 # or its one process where the host has no setsid.
 h_cmdsig() {
-	{ IFS=' ' read -r h_gk h_gp <"$h_scr/pgid"; } 2>/dev/null || return 0
+	h_cmdread || return 0
 	case $h_gk:$h_gp in
 	g:[0-9]*)
 		# Before the command called setsid there is no group yet: the

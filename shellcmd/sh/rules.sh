@@ -5,8 +5,9 @@
 # record proves a previous boot (h_prevboot), or that its holder process has
 # exited (h_exited), or the path whose age is the lock's (h_rp: the record,
 # which its holder's heartbeats touch, or an earlier version's lock
-# directory) has not changed for the holder's lease (the record's lease=, or
-# h_stale when it names none or cannot be read) by this host's clock. The
+# directory) has not changed for more than the holder's lease (the record's
+# lease=, or h_stale when it names none or cannot be read) by this host's
+# clock. The
 # age rule holds for an unreadable record too: the directory is the lock.
 # Sets h_why to boot, exited or stale, h_a to the lock's age when known,
 # h_lz to the lease that applies, and h_pwhy to what h_exited found.
@@ -21,7 +22,9 @@ h_stealable() {
 		h_why=boot
 	elif h_exited; then
 		h_why=exited
-	elif [ -n "$h_a" ] && [ "$h_a" -ge "$h_lz" ]; then
+	elif [ -n "$h_a" ] && [ "$h_a" -gt "$h_lz" ]; then
+		# Whole seconds on both sides: an age above the lease proves
+		# more than a lease has passed, never less.
 		h_why=stale
 	fi
 	[ -n "$h_why" ]
@@ -51,7 +54,7 @@ h_exited() {
 	h_pgf=$h_runs/$h_tok/pgid
 	if [ -e "$h_pgf" ] || [ -L "$h_pgf" ]; then
 		# The holder's command group, written before the command starts.
-		(h_scr=$h_runs/$h_tok && ! h_cmdalive) || return 1
+		(h_scr=$h_runs/$h_tok h_cmdg= && ! h_cmdalive) || return 1
 	elif ! h_absent "$h_pgf"; then
 		h_pwhy=unknown
 		return 1

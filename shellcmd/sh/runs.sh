@@ -1,8 +1,9 @@
 # Run records: runs/<id>/ of every hoist run (h_run): info (one line:
-# hoist-run/1 id= start= pid= token= lease= who= cmd=), out and err (the
-# last 64 KiB once it ended; "cut" has their whole sizes), pgid, and status
-# ("<exit status> <end>", "-" for a status nobody saw) once it ended. Private
-# to the login; gc removes them after h_keepruns.
+# hoist-run/1 id= start= pid= pstart= boot= token= lease= who= cmd=), out and
+# err (cut to their last 64 KiB by gc an hour after the run ended, h_trim;
+# "cut" has their whole sizes), pgid, guard (the guardian's pid and start),
+# and status ("<exit status> <end>", "-" for a status nobody saw) once it
+# ended. Private to the login; gc removes them after h_keepruns.
 
 # h_op_runs: one RUN line per run record, oldest first: id, start, end (or
 # -), status (or - while running, ? when unknown), and the info line's who
@@ -28,7 +29,7 @@ h_op_runs() {
 # h_runinfo DIR: the run record in DIR: h_ist (start), h_iwho, h_icmd (as
 # encoded), h_iend and h_ista (- while it runs, ? for a status nobody saw).
 h_runinfo() {
-	h_ist= h_iwho=- h_icmd=- h_iend=- h_ista=- h_ipid=
+	h_ist= h_iwho=- h_icmd=- h_iend=- h_ista=- h_ipid= h_ipst= h_iboot=
 	{ IFS= read -r h_il <"$1/info"; } 2>/dev/null || return 1
 	case $h_il in "hoist-run/1 "*) ;; *) return 1 ;; esac
 	h_ifs=$IFS
@@ -37,6 +38,8 @@ h_runinfo() {
 		case $h_f in
 		start=*) h_ist=${h_f#*=} ;;
 		pid=*) h_ipid=${h_f#*=} ;;
+		pstart=*) h_ipst=${h_f#*=} ;;
+		boot=*) h_iboot=${h_f#*=} ;;
 		who=*) h_iwho=${h_f#*=} ;;
 		cmd=*) h_icmd=${h_f#*=} ;;
 		esac
@@ -44,8 +47,12 @@ h_runinfo() {
 	IFS=$h_ifs
 	case $h_ist in '' | *[!0-9]*) return 1 ;; esac
 	case $h_ipid in *[!0-9]*) h_ipid= ;; esac
+	case $h_ipst in *[!0-9]*) h_ipst= ;; esac
+	case $h_iboot in *[!0-9a-f-]*) h_iboot= ;; esac
 	case $h_iwho$h_icmd in *[!0-9A-Za-z%._~/:@+,-]*) h_iwho=- h_icmd=- ;; esac
-	if { IFS=' ' read -r h_ista h_iend <"$1/status"; } 2>/dev/null; then
+	if [ -f "$1/status" ]; then
+		# A line cut short still sets what it read: checked either way.
+		{ IFS=' ' read -r h_ista h_iend <"$1/status"; } 2>/dev/null
 		case $h_ista in '' | *[!0-9]*) h_ista='?' ;; esac
 		case $h_iend in '' | *[!0-9]*) h_iend=- ;; esac
 	fi
@@ -91,14 +98,19 @@ h_op_logs() {
 	h_say RUNSTATE "$h_ist" "$h_iend" "$h_ista" "$h_iwho" "$h_icmd"
 }
 
-# h_runkilled: neither the run's host command (info's pid) nor its guardian
-# (the pid in "guard") is there any more, and the run has no status.
+# h_runkilled: the run has no status, and neither its host command (info's
+# pid and start) nor its guardian ("guard": pid and start) is there any more,
+# or the host has booted since. A pid alone proves nothing: after a reboot
+# the follower's own shell may have the run's old pid.
 h_runkilled() {
-	[ ! -f "$h_scr/status" ] && [ -n "$h_ipid" ] || return 1
-	! kill -s 0 "$h_ipid" 2>/dev/null || return 1
-	{ read -r h_gp <"$h_scr/guard"; } 2>/dev/null || return 0
-	case $h_gp in '' | *[!0-9]*) return 0 ;; esac
-	! kill -s 0 "$h_gp" 2>/dev/null
+	[ ! -f "$h_scr/status" ] || return 1
+	if [ -n "$h_iboot" ] && [ "$h_iboot" != - ] && [ "${h_bootid:--}" != - ]; then
+		[ "$h_iboot" = "$h_bootid" ] || return 0
+	fi
+	[ -n "$h_ipid" ] && [ -n "$h_ipst" ] && h_gone "$h_ipid" "$h_ipst" || return 1
+	{ read -r h_gp h_gs <"$h_scr/guard"; } 2>/dev/null || return 0
+	case $h_gp:$h_gs in *[!0-9:]* | :* | *:) return 1 ;; esac
+	h_gone "$h_gp" "$h_gs"
 }
 
 # h_skip FD NAME OFFSET FIELD: moves descriptor FD on the run's output NAME
@@ -119,4 +131,18 @@ h_skip() {
 	fi
 	[ "$h_off" -gt 0 ] || return 0
 	eval "dd bs=1 skip=\$h_off count=0 <&$1 2>/dev/null"
+}
+
+# h_trim DIR: a run's record that ended keeps the last 64 KiB of each output.
+# "cut" gets their whole sizes first, then each file is replaced by its
+# tail: a reader (h_skip) that sees "cut" and a file not yet replaced finds
+# the file's size equal to its whole size, and reads it right either way.
+h_trim() {
+	h_co=$(wc -c 2>/dev/null <"$1/out") h_ce=$(wc -c 2>/dev/null <"$1/err")
+	case $h_co:$h_ce in *[!0-9:\ ]* | :* | *:) return 0 ;; esac
+	[ "$h_co" -gt 65536 ] || [ "$h_ce" -gt 65536 ] || return 0
+	(umask 077 && echo "$((h_co)) $((h_ce))" >"$1/cut.t" && mv "$1/cut.t" "$1/cut") || return 0
+	for h_f in out err; do
+		(umask 077 && tail -c 65536 "$1/$h_f" >"$1/$h_f.t" && mv "$1/$h_f.t" "$1/$h_f") 2>/dev/null
+	done
 }

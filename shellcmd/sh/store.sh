@@ -10,11 +10,12 @@
 # over its successor's work.
 h_owned() { [ -f "$h_lock/$h_me/rec" ] && h_fresh; }
 
-# h_fresh: our record was touched (created or renewed) less than our lease
-# ago, or its age cannot be known.
+# h_fresh: our record was touched (created or renewed) no more than our
+# lease ago (the stale rule's own bound, h_stealable), or its age cannot be
+# known.
 h_fresh() {
 	h_age "$h_lock/$h_me/rec" || return 0
-	[ "$h_a" -lt "$h_mylease" ]
+	[ "$h_a" -le "$h_mylease" ]
 }
 
 h_fence() {
@@ -37,12 +38,12 @@ h_renew() {
 	h_rp=$h_lock/$h_me/rec
 	[ -f "$h_rp" ] || return 1
 	if h_age "$h_rp"; then
-		[ "$h_a" -lt "$h_mylease" ] || return 1
+		[ "$h_a" -le "$h_mylease" ] || return 1
 	fi
 	h_step renew.looked
 	touch -c "$h_rp" 2>/dev/null && [ -f "$h_rp" ] || return 1
 	[ -n "$h_t" ] || return 0
-	[ $(($(date +%s) - h_t)) -lt "$h_mylease" ]
+	[ $(($(date +%s) - h_t)) -le "$h_mylease" ]
 }
 
 # h_ownlease: the lease of the lock <lock>/<me>/rec, for a command that

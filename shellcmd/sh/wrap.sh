@@ -12,9 +12,10 @@
 # RELEASED or LOST, and EXIT STATUS. The run's record (runs/<id>/: info,
 # out, err, status) stays for hoist runs and hoist logs.
 h_run() {
+	h_pstat $$
 	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
-		printf 'hoist-run/1 id=%s start=%s pid=%s token=%s lease=%s %s\n' \
-			"$h_rid" "$(date +%s)" $$ "$h_me" "$h_mylease" "$h_runinfo" >"$h_scr/info")
+		printf 'hoist-run/1 id=%s start=%s pid=%s pstart=%s boot=%s token=%s lease=%s %s\n' \
+			"$h_rid" "$(date +%s)" $$ "${h_pst:--}" "$h_bootid" "$h_me" "$h_mylease" "$h_runinfo" >"$h_scr/info")
 	h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
@@ -29,20 +30,28 @@ h_run() {
 		h_cmd
 	) </dev/null >"$h_scr/out" 2>"$h_scr/err" &
 	h_pid=$!
-	if [ -n "$h_setsid" ]; then echo "g $h_pid"; else echo "p $h_pid"; fi >"$h_scr/pgid"
+	# The wrapper and its guardian know the group without the file.
+	if [ -n "$h_setsid" ]; then h_cmdg="g $h_pid"; else h_cmdg="p $h_pid"; fi
+	echo "$h_cmdg" >"$h_scr/pgid"
 	h_say STARTED
 	h_guardrun 1
 	wait "$h_pid"
 	h_st=$?
 	# What the command left running is stopped like the command itself
-	# (TERM, then KILL after the grace period, by the guardian): work under
-	# the lock ends before the lock is released.
+	# (TERM, then KILL after the grace period): work under the lock ends
+	# before the lock is released.
 	if h_cmdalive; then
-		true >"$h_scr/stop"
-		while h_cmdalive; do sleep "$h_nap"; done
+		h_cmdsig TERM
+		h_kill=$(($(date +%s) + h_grace))
+		while h_cmdalive; do
+			if [ -n "$h_kill" ] && [ "$(date +%s)" -gt "$h_kill" ]; then
+				h_cmdsig KILL
+				h_kill=
+			fi
+			sleep "$h_nap"
+		done
 	fi
-	h_trim
-	(umask 077 && echo "$h_st $(date +%s)" >"$h_scr/status")
+	h_status "$h_st"
 	h_release
 	h_rr=$?
 	if [ -f "$h_scr/leaselost" ]; then h_say FENCED; fi
@@ -55,7 +64,8 @@ h_run() {
 h_guardrun() {
 	h_guard "$1" &
 	h_gpid=$!
-	echo "$h_gpid" >"$h_scr/guard"
+	h_pstat "$h_gpid"
+	echo "$h_gpid ${h_pst:--}" >"$h_scr/guard"
 }
 
 # h_unguard: stops the guardian, after its last copy of the output. It says
@@ -90,7 +100,17 @@ h_guard() {
 	h_sl=
 	trap '[ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
 	true >"$h_scr/ready"
-	if [ -n "$1" ]; then exec 3<"$h_scr/out" 4<"$h_scr/err"; fi
+	# A failed exec redirection would end this shell, and the heartbeats
+	# with it: the files are looked at first (they are gone only if
+	# someone removed the scratch directory).
+	h_relay=$1
+	if [ -n "$h_relay" ]; then
+		if [ -r "$h_scr/out" ] && [ -r "$h_scr/err" ]; then
+			exec 3<"$h_scr/out" 4<"$h_scr/err"
+		else
+			h_relay=
+		fi
+	fi
 	h_pstat $$
 	h_self=$h_pst h_lost= h_ri=0 h_rnap=$h_nap h_stopat= h_killed= h_orphan= h_glost=
 	h_beat=$((h_mylease / 4))
@@ -99,7 +119,7 @@ h_guard() {
 	while :; do
 		h_last=
 		if [ -f "$h_scr/done" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
-		if [ -n "$1" ]; then
+		if [ -n "$h_relay" ]; then
 			cat <&3 || h_lost=1
 			cat <&4 >&2 || h_lost=1
 		fi
@@ -128,7 +148,7 @@ h_guard() {
 		if [ -n "$h_orphan" ] && { [ -z "$1" ] || ! h_cmdalive; }; then
 			# Nothing of the command is left, and the shell that would
 			# release is gone: the guardian releases.
-			[ -z "$1" ] || [ -f "$h_scr/status" ] || (umask 077 && echo "- $h_now" >"$h_scr/status")
+			[ -z "$1" ] || [ -f "$h_scr/status" ] || h_status -
 			h_release
 			break
 		fi
@@ -145,15 +165,8 @@ h_guard() {
 	if [ -n "$h_lost" ]; then true 2>/dev/null >"$h_scr/lost"; fi
 }
 
-# h_trim: a finished run keeps the last 64 KiB of each output; "cut" records
-# the sizes they had, so a reader that asks for an earlier offset is told
-# what was cut.
-h_trim() {
-	h_co=$(wc -c <"$h_scr/out" 2>/dev/null) h_ce=$(wc -c <"$h_scr/err" 2>/dev/null)
-	case $h_co:$h_ce in *[!0-9:\ ]* | :* | *:) return 0 ;; esac
-	[ "$h_co" -gt 65536 ] || [ "$h_ce" -gt 65536 ] || return 0
-	for h_f in out err; do
-		(umask 077 && tail -c 65536 "$h_scr/$h_f" >"$h_scr/$h_f.t" && mv "$h_scr/$h_f.t" "$h_scr/$h_f") 2>/dev/null
-	done
-	(umask 077 && echo "$((h_co)) $((h_ce))" >"$h_scr/cut")
+# h_status STATUS: the run's end, "<status> <end>", written whole (a reader
+# that sees the file sees all of it).
+h_status() {
+	(umask 077 && echo "$1 $(date +%s)" >"$h_scr/status.t" && mv "$h_scr/status.t" "$h_scr/status")
 }
