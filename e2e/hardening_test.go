@@ -565,8 +565,8 @@ func TestRelayEndsWhenScratchVanishes(t *testing.T) {
 }
 
 // TestKeptRunOutputIsPrivate: a run whose client is killed (SIGKILL) keeps
-// its output on the host in runs/<token>/ once the command is done: the
-// directory 0700, out, err and status 0600, and complete. A scratch made
+// its record on the host in runs/<id>/ once the command is done: the
+// directory 0700, info, out, err and status 0600, and complete. A scratch made
 // under the login's umask would be 0755/0644, readable by every user of the
 // host.
 func TestKeptRunOutputIsPrivate(t *testing.T) {
@@ -589,8 +589,8 @@ func TestKeptRunOutputIsPrivate(t *testing.T) {
 		return exists(filepath.Join(scr, "status"))
 	})
 	waitFor(t, 10*time.Second, "the host releases", func() bool { return !exists(lockPath(root)) })
-	got := hostSh(t, h, "cd "+shq(scr)+" && stat -c '%a %n' . out err status && cat out err status")
-	if want := "700 .\n600 out\n600 err\n600 status\nkept-out\nkept-err\n0\n"; got != want {
+	got := hostSh(t, h, "cd "+shq(scr)+" && stat -c '%a %n' . out err status info && cat out err && cut -d' ' -f1 status")
+	if want := "700 .\n600 out\n600 err\n600 status\n600 info\nkept-out\nkept-err\n0\n"; got != want {
 		t.Fatalf("the kept output on the host:\n%swant:\n%s", got, want)
 	}
 }

@@ -236,9 +236,11 @@ func TestInterruptStopsThenDetaches(t *testing.T) {
 }
 
 // TestConnectionDropIsOutcomeUnknown: the connection breaks while the
-// command runs. The client says the outcome is unknown, exits 79, and
-// neither releases nor retries: the command runs once, and the host
-// releases the lock when it ends.
+// command runs. A cut link: the client reconnects, follows the run and
+// exits with the command's status. A link that stays silent (and refuses
+// every new connection): the client says the outcome is unknown, names the
+// run and exits 79, and neither releases nor retries the command. Either
+// way the command runs once, and the host releases the lock when it ends.
 func TestConnectionDropIsOutcomeUnknown(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})
@@ -249,19 +251,26 @@ func TestConnectionDropIsOutcomeUnknown(t *testing.T) {
 			journal := filepath.Join(h.Dir, mode+"-journal")
 			c := newCLI(t, h, root)
 			c.flags = []string{"-H", h.User + "@" + p.Addr, "-i", h.KeyFile, "--known-hosts", h.KnownHostsFor(t, p.Addr),
-				"--root", root, "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3"}
-			s := c.start("run", "--", "sh", "-c", "echo ran >>"+journal+"; sleep 3")
+				"--root", root, "-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=2"}
+			s := c.start("run", "--", "sh", "-c", "echo ran >>"+journal+"; sleep 3; echo done; exit 5")
 			waitStarted(t, s, root)
 			if mode == "cut" {
 				p.Cut()
+				if code := s.wait(t, 30*time.Second); code != 5 {
+					t.Fatalf("exit %d, want the command's 5 after reattaching; stderr: %s", code, s.stderr())
+				}
+				if !strings.Contains(s.stderr(), "reconnected, following the run") || s.stdout() != "done\n" {
+					t.Fatalf("want the run followed after the cut: stdout %q, stderr %q", s.stdout(), s.stderr())
+				}
 			} else {
 				p.Freeze()
-			}
-			if code := s.wait(t, 30*time.Second); code != 79 {
-				t.Fatalf("exit %d, want 79; stderr: %s", code, s.stderr())
-			}
-			if !strings.Contains(s.stderr(), "outcome unknown") || strings.Count(strings.TrimSpace(s.stderr()), "\n") > 0 {
-				t.Fatalf("want one line saying the outcome is unknown: %q", s.stderr())
+				if code := s.wait(t, 90*time.Second); code != 79 {
+					t.Fatalf("exit %d, want 79; stderr: %s", code, s.stderr())
+				}
+				if !strings.Contains(s.stderr(), "outcome unknown") || !strings.Contains(s.stderr(), "hoist logs -f ") ||
+					strings.Count(strings.TrimSpace(s.stderr()), "\n") > 0 {
+					t.Fatalf("want one line saying the outcome is unknown and naming the run: %q", s.stderr())
+				}
 			}
 			waitFor(t, 20*time.Second, "host releases", func() bool { return !exists(lockPath(root)) })
 			if data, _ := os.ReadFile(journal); string(data) != "ran\n" {
@@ -282,10 +291,13 @@ func waitStarted(t *testing.T, s *started, root string) int {
 			t.Fatalf("hoist exited (%d) before its command started: %s", s.code, s.stderr())
 		default:
 		}
-		files, _ := filepath.Glob(filepath.Join(root, "runs", "*", "pid"))
+		// The run's record names its command's process group ("g PID",
+		// or "p PID" on a host without setsid), the command's own pid.
+		files, _ := filepath.Glob(filepath.Join(root, "runs", "*", "pgid"))
 		for _, f := range files {
 			if b, err := os.ReadFile(f); err == nil {
-				if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_, n, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+				if n, err := strconv.Atoi(n); err == nil {
 					pid = n
 					return true
 				}

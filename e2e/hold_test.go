@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+)
+
+var tokenRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// acquireHold takes a manual hold through c and returns its token.
+func acquireHold(t *testing.T, c *cli, args ...string) string {
+	t.Helper()
+	r := c.run(append([]string{"lock", "acquire"}, args...)...)
+	tok := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !tokenRE.MatchString(tok) {
+		t.Fatalf("lock acquire: %s", r)
+	}
+	return tok
+}
+
+// lockStatus is hoist lock status --json through c.
+func lockStatus(t *testing.T, c *cli) map[string]any {
+	t.Helper()
+	r := c.run("--json", "lock", "status")
+	var st map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil {
+		t.Fatalf("lock status: %s", r)
+	}
+	return st
+}
+
+// runtimesIn lists the runtimes and stages in the store under root.
+func runtimesIn(t *testing.T, root string) (runtimes, stages []string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(root, "runtimes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch {
+		case strings.HasPrefix(e.Name(), ".stage-"):
+			stages = append(stages, e.Name())
+		case !strings.HasPrefix(e.Name(), "."):
+			runtimes = append(runtimes, e.Name())
+		}
+	}
+	return runtimes, stages
+}
+
+// TestHoldDeployScript: a deploy script takes a manual hold, pushes the new
+// runtime, runs a migration and activates, each with --token under that
+// hold. Another client finds the store busy before, during and after each
+// step, and gets in once the script releases the hold.
+func TestHoldDeployScript(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	deploy, other := newCLI(t, h, root), newCLI(t, h, root)
+	ran := filepath.Join(h.Dir, "other-ran")
+	id1 := pushJSON(t, deploy, sourceTree(t, "1"), "--name", "app", "--activate")["id"].(string)
+
+	tok := acquireHold(t, deploy, "--lease", "10m", "-m", "deploy v2")
+	// busy: the other client's plain run is refused at once, names the
+	// hold, and its command does not run; the hold is still tok's.
+	busy := func(when string) {
+		t.Helper()
+		r := other.run("run", "--wait", "0", "--", "touch", ran)
+		if r.code != 75 || !strings.Contains(r.stderr, "store lock is busy") || !strings.Contains(r.stderr, `"deploy v2"`) {
+			t.Fatalf("%s: the other client's run: want busy (75) naming the hold: %s", when, r)
+		}
+		if exists(ran) {
+			t.Fatalf("%s: the other client's command ran", when)
+		}
+		if st := lockStatus(t, other); st["token"] != tok {
+			t.Fatalf("%s: the lock is not the hold's any more: %v", when, st)
+		}
+	}
+	busy("after acquire")
+	if st := lockStatus(t, other); st["holder_process"] != "none" || st["lease_seconds"] != 600.0 {
+		t.Fatalf("status of the hold: want a manual hold with a 10m lease: %v", st)
+	}
+
+	// The push uploads and promotes under the hold, without waiting for it.
+	p := pushJSON(t, deploy, sourceTree(t, "2"), "--name", "app", "--wait", "0", "--token", tok)
+	id2 := p["id"].(string)
+	if p["promoted"] != true || !exists(filepath.Join(root, "runtimes", id2)) {
+		t.Fatalf("push under the hold: %v", p)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+id1 {
+		t.Fatalf("a push without --activate moved current to %s", got)
+	}
+	busy("after the push")
+
+	// The migration runs under the hold; the other client is busy while it
+	// runs too.
+	started, gate, journal := filepath.Join(h.Dir, "mig-started"), filepath.Join(h.Dir, "mig-gate"), filepath.Join(h.Dir, "journal")
+	mig := deploy.start("run", "--wait", "0", "--token", tok, "--", "sh", "-c",
+		"touch "+started+"; until [ -e "+gate+" ]; do sleep 0.05; done; echo migrated >>"+journal+"; echo done")
+	waitFor(t, 30*time.Second, "migration starts", func() bool {
+		select {
+		case <-mig.done:
+			t.Fatalf("the migration exited (%d) before it started: %s", mig.code, mig.stderr())
+		default:
+		}
+		return exists(started)
+	})
+	busy("during the migration")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := mig.wait(t, 30*time.Second); code != 0 || strings.TrimSpace(mig.stdout()) != "done" {
+		t.Fatalf("migration: exit %d\nstdout: %s\nstderr: %s", code, mig.stdout(), mig.stderr())
+	}
+	if data, _ := os.ReadFile(journal); string(data) != "migrated\n" {
+		t.Fatalf("the migration ran %q, want once", data)
+	}
+	busy("after the migration")
+
+	if r := deploy.run("activate", id2, "--wait", "0", "--token", tok); r.code != 0 || !strings.Contains(r.stdout, "current is "+id2) {
+		t.Fatalf("activate under the hold: %s", r)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+id2 {
+		t.Fatalf("current -> %s after activate, want runtimes/%s", got, id2)
+	}
+	busy("after activate")
+	if rec := lockRecord(root); filepath.Base(filepath.Dir(rec)) != tok {
+		t.Fatalf("the lock record is %q, want the hold's %s", rec, tok)
+	}
+
+	if r := deploy.run("lock", "release", "--token", tok); r.code != 0 {
+		t.Fatalf("release: %s", r)
+	}
+	if r := other.run("run", "--wait", "0", "--", "touch", ran); r.code != 0 || !exists(ran) {
+		t.Fatalf("the other client after the release: %s", r)
+	}
+	if exists(lockPath(root)) {
+		t.Fatal("the lock is held after the other client's run")
+	}
+}
+
+// TestHoldStaleTokenDoesNotPromote: a push with --token that does not hold
+// the lock, a released one or another's, uploads but never promotes or
+// activates, leaves no stage, says the lock is lost, and leaves the actual
+// holder alone.
+func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c, other := newCLI(t, h, root), newCLI(t, h, root)
+	id1 := pushJSON(t, c, sourceTree(t, "1"), "--name", "app", "--activate")["id"].(string)
+	v2 := sourceTree(t, "2")
+
+	stale := acquireHold(t, c, "-m", "earlier deploy")
+	if r := c.run("lock", "release", "--token", stale); r.code != 0 {
+		t.Fatalf("release: %s", r)
+	}
+	refused := func(what, token, holder string) {
+		t.Helper()
+		r := c.run("push", v2, "--name", "app", "--activate", "--wait", "0", "--token", token)
+		if r.code != 1 || !strings.Contains(r.stderr, "lock lost") || strings.Contains(r.stdout, "promoted") {
+			t.Fatalf("%s: want exit 1, lock lost, nothing promoted: %s", what, r)
+		}
+		if holder != "" && !strings.Contains(r.stderr, "now held by") {
+			t.Fatalf("%s: the error does not name the holder: %s", what, r)
+		}
+		runtimes, stages := runtimesIn(t, root)
+		if strings.Join(runtimes, " ") != id1 || len(stages) != 0 {
+			t.Fatalf("%s: the store holds runtimes %v and stages %v, want only %s", what, runtimes, stages, id1)
+		}
+		if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+id1 {
+			t.Fatalf("%s: current -> %s", what, got)
+		}
+		if holder == "" {
+			if exists(lockPath(root)) {
+				t.Fatalf("%s: the push left a lock", what)
+			}
+		} else if st := lockStatus(t, other); st["token"] != holder {
+			t.Fatalf("%s: the holder's lock was disturbed: %v", what, st)
+		}
+	}
+	refused("released token, free store", stale, "")
+
+	held := acquireHold(t, other, "-m", "someone else")
+	refused("released token, store held by another", stale, held)
+	refused("a token never issued", "0f0e0d0c-0b0a-4908-8706-050403020100", held)
+
+	// An invalid token is a usage error and sends nothing.
+	if r := c.run("push", v2, "--name", "app", "--token", "not-a-token"); r.code != 2 || !strings.Contains(r.stderr, "is not a lock token") {
+		t.Fatalf("an invalid token: %s", r)
+	}
+	if _, stages := runtimesIn(t, root); len(stages) != 0 {
+		t.Fatalf("an invalid token left stages %v", stages)
+	}
+
+	// The artifact itself was fine: under the holder's own token it lands.
+	p := pushJSON(t, c, v2, "--name", "app", "--activate", "--token", held)
+	if p["promoted"] != true {
+		t.Fatalf("push under the holder's token: %v", p)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+p["id"].(string) {
+		t.Fatalf("current -> %s after the push under the hold", got)
+	}
+	if st := lockStatus(t, other); st["token"] != held {
+		t.Fatalf("the hold is gone after a push under it: %v", st)
+	}
+}
