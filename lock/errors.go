@@ -57,7 +57,7 @@ func (e *LostError) Error() string {
 	case e.Expired:
 		return fmt.Sprintf("lock lost: its lease (%s) ran out before it was renewed", e.Holder.Lease)
 	case !e.Holder.Locked:
-		return "lock lost: it was removed"
+		return "lock lost: the token does not hold it"
 	}
 	return "lock lost: now held by " + e.Holder.Describe()
 }

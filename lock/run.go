@@ -151,7 +151,11 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	}
 	if res.Started {
 		// The host shell stopped after starting the command and before its
-		// status: the command may still run, holding the lock.
+		// status (it was killed): its guardian stops what is left of the
+		// command, writes the run's end and releases. Follow it there.
+		if err := l.follow(ctx, res, out, errw, opts); !isUnknown(err) {
+			return res, err
+		}
 		return res, transport.UnknownOutcome(fmt.Errorf("the host stopped reporting after the command started (exit %d); follow it with hoist logs -f %s", r.Status, res.ID))
 	}
 	v := r.Last()
@@ -194,27 +198,35 @@ func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter,
 			opts.Reattached(i)
 		}
 		other := &Lock{host: h, root: l.root, Stale: l.Stale, Lease: l.Lease, Owner: l.Owner}
-		st, err := other.Logs(ctx, res.ID, LogOptions{Follow: true, Offsets: [2]int64{out.n.Load(), errw.n.Load()},
-			Stdout: out, Stderr: errw, Stop: opts.Stop})
+		err = other.follow(ctx, res, out, errw, opts)
 		switch {
-		case err == nil && st.Exited:
-			res.Started, res.Exited, res.Status, res.released = true, true, st.Status, true
-			return nil
-		case err == nil:
-			// The run ended and nobody saw its status: its host command
-			// was killed, and the guardian released the lock.
-			res.Started = true
-			return fmt.Errorf("the run %s ended, but its exit status is unknown: its host command was killed", res.ID)
 		case errors.Is(err, ErrNoRun) && !res.Started:
 			return fmt.Errorf("contact was lost before the command started, and the host did not start it (%v)", cause)
 		case isUnknown(err):
 			cause = err
 			continue
-		default:
-			return err
 		}
+		return err
 	}
 	return unknownRun(res, cause)
+}
+
+// follow follows the run res.ID on l's host from the offsets this client
+// has, until it ends, and fills in res from its record.
+func (l *Lock) follow(ctx context.Context, res *RunResult, out, errw *counter, opts RunOptions) error {
+	st, err := l.Logs(ctx, res.ID, LogOptions{Follow: true, Offsets: [2]int64{out.n.Load(), errw.n.Load()},
+		Stdout: out, Stderr: errw, Stop: opts.Stop})
+	switch {
+	case err != nil:
+		return err
+	case st.Exited:
+		res.Started, res.Exited, res.Status, res.released = true, true, st.Status, true
+		return nil
+	}
+	// The run ended and nobody saw its status: its host command was
+	// killed, and the guardian released the lock.
+	res.Started = true
+	return fmt.Errorf("the run %s ended, but its exit status is unknown: its host command was killed", res.ID)
 }
 
 func unknownRun(res *RunResult, cause error) error {

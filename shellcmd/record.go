@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"al.essio.dev/pkg/shellescape"
 )
 
 // Record is a lock's owner record. The host writes its first fields (token,
@@ -206,7 +208,7 @@ func pct(s string) string {
 // who runs it and the whole command line, percent-encoded. The run's record
 // is private to the login, unlike the lock's, which names the program only.
 func RunInfo(who string, argv []string) string {
-	return "who=" + pct(cut(who)) + " cmd=" + pct(cut(strings.Join(argv, " ")))
+	return "who=" + pct(cut(who)) + " cmd=" + pct(cut(shellescape.QuoteCommand(argv)))
 }
 
 // Unpct decodes a value RunInfo or Record.Encode encoded; a value that does

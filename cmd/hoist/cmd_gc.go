@@ -27,17 +27,23 @@ func (a *app) gcCommand() *cobra.Command {
 		Short: "delete what nothing needs; tries the lock once, never waits",
 		Long: `gc deletes the runtimes nothing needs: it keeps current, previous, pinned
 runtimes, those a running process uses, and the N newest others; it sweeps
-abandoned uploads and the records of runs older than --keep-runs. It tries the lock once: a busy store is skipped (exit 0),
+abandoned uploads and the records of runs older than --keep-runs. It tries
+the lock once: a busy store is skipped (exit 0),
 and a host without a store has nothing to collect.`,
 		Example: `  hoist --hosts-file fleet.txt gc --keep 3
   hoist -H web1 gc --keep 0 --dry-run`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return a.gc(o) },
+		RunE: func(*cobra.Command, []string) error {
+			if o.keepRuns < time.Minute {
+				return usageErr("--keep-runs is at least 1m (gc judges ages in minutes)")
+			}
+			return a.gc(o)
+		},
 	}
 	c.Flags().Var(countValue{&o.keep, 0}, "keep", "keep the `N` newest runtimes beyond the protected ones")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what gc would do, change nothing")
-	c.Flags().Var(durationValue{&o.keepRuns}, "keep-runs", "keep the records of runs (hoist runs, hoist logs) for `D`")
 	o.keepRuns = shellcmd.DefaultKeepRuns
+	c.Flags().Var(durationValue{&o.keepRuns}, "keep-runs", "keep the records of finished runs (hoist runs, hoist logs) for `D`, at least 1m")
 	return a.holdFlag(c)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -172,8 +173,14 @@ waiter may have judged it stale already): acquire again.`,
 			if token == "" {
 				return usageErr("lock refresh needs --token TOKEN (the token lock acquire printed)")
 			}
+			if !lock.ValidToken(token) {
+				return usageErr("--token %q is not a lock token: use the token hoist lock acquire printed", printable(token))
+			}
 			return a.lockFleet(func(ctx context.Context, l *lock.Lock) result {
 				lease, err := l.Refresh(ctx, token)
+				if errors.Is(err, lock.ErrNotHeld) {
+					err = fmt.Errorf("lock lost: the lock is free (released, or broken); acquire it again")
+				}
 				if err != nil {
 					return result{outcome: outcome{err: err}}
 				}

@@ -52,7 +52,12 @@ that manual hold (hoist lock acquire), which stays held.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error { return a.run(args, o) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if o.grace < time.Second {
+				return usageErr("--grace is at least 1s: a stopped command gets that long between SIGTERM and SIGKILL")
+			}
+			return a.run(args, o)
+		},
 	}
 	c.Flags().Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock; 0 makes one attempt")
 	c.Flags().Var(durationValue{&o.grace}, "grace", "a stopped CMD gets `D` between SIGTERM and SIGKILL")

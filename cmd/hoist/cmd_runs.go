@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -88,7 +89,7 @@ connection; Ctrl-C then asks the host to stop the run, as hoist run's own
 Ctrl-C does.`,
 		Example: `  hoist -H web1 logs 3f2a9c1e
   hoist -H web1 logs -f 3f2a9c1e-7d1b-4c1a-9f3e-2b8d4e6a0c11`,
-		Args: exactArgs(1, "a run id (hoist runs lists them)"),
+		Args: exactArgs(1, "[-f] ID (a run's id, as hoist runs lists them)"),
 		RunE: func(_ *cobra.Command, args []string) error { return a.logs(args[0], follow) },
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "follow the run until it ends")
@@ -125,18 +126,26 @@ func (a *app) logs(id string, follow bool) error {
 			Cut: func(stream string, n int64) {
 				a.say(name, "the first %d bytes of its %s are no longer kept (a finished run keeps the last 64 KiB)", n, stream)
 			}})
+		if errors.Is(err, lock.ErrNoRun) {
+			err = fmt.Errorf("%w: %s (hoist runs lists them; gc removes records after --keep-runs)", err, full)
+		}
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
+		res := result{json: runJSON(rec)}
 		switch {
 		case rec.Running():
 			a.say(name, "run %s is still running (hoist logs -f follows it)", full)
 		case rec.Exited:
 			a.say(name, "run %s ended with status %d", full, rec.Status)
+			if follow {
+				// Following a run ends like the run: with its status.
+				res.ran, res.status = true, rec.Status
+			}
 		default:
 			a.say(name, "run %s ended; its status is unknown (its host command was killed)", full)
 		}
-		return result{json: runJSON(rec)}
+		return res
 	})
 }
 

@@ -20,8 +20,12 @@ func explain(err error) string {
 		return fmt.Sprintf("%v; the host may still be acting on it and releases the lock by itself; check with hoist lock status", err)
 	case errors.As(err, &busy):
 		return fmt.Sprintf("%v; wait longer with --wait, or see hoist lock status", err)
+	case errors.As(err, &lost) && lost.Expired:
+		return fmt.Sprintf("%v; nothing more was done under it: acquire the lock again", err)
+	case errors.As(err, &lost) && !lost.Holder.Locked:
+		return fmt.Sprintf("%v: the lock is free (released, or broken); nothing more was done under it", err)
 	case errors.As(err, &lost):
-		return fmt.Sprintf("%v; the hold was taken over (stale, previous boot or broken) and the new holder was left alone", err)
+		return fmt.Sprintf("%v; nothing more was done under the old token, and the holder was left alone", err)
 	case errors.Is(err, lock.ErrNoStore):
 		return err.Error() + "; nothing was created"
 	case errors.Is(err, lock.ErrNotHeld):

@@ -89,7 +89,7 @@ func (a *app) rootCommand() *cobra.Command {
 	f.VarP(listValue{&a.g.sshOpts, false}, "option", "o", "set an ssh option, `Key=Value`: ConnectTimeout, ServerAliveInterval, ServerAliveCountMax, User; repeatable")
 	f.BoolVarP(&a.g.verbose, "verbose", "v", false, "log what happens (connections, host commands) on stderr")
 	f.BoolVarP(&a.g.quiet, "quiet", "q", false, "say only errors and data: no progress, no notes")
-	f.Var(leaseValue{&a.g.lease}, "lease", "locks taken carry a lease of `D`: renewed while a command runs, taken once not renewed for D (default 20m)")
+	f.Var(leaseValue{&a.g.lease}, "lease", "locks taken carry a lease of `D`: renewed while a command runs, taken once not renewed for D")
 
 	root.AddCommand(a.pushCommand(), a.listCommand(), a.historyCommand(),
 		a.activateCommand(), a.rollbackCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),

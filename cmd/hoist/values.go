@@ -123,11 +123,8 @@ type leaseValue struct{ p *time.Duration }
 
 func (v leaseValue) Set(s string) error {
 	d, err := parseDuration(s)
-	if err != nil {
-		return err
-	}
-	if d < shellcmd.MinLease || d > maxLease || d%time.Second != 0 {
-		return fmt.Errorf("a lease is whole seconds from %s to %s", shellcmd.MinLease, maxLease)
+	if err != nil || d < shellcmd.MinLease || d > maxLease || d%time.Second != 0 {
+		return fmt.Errorf("a lease is whole seconds from 2s to 115 days (9999999s), as 90s, 20m or 2h")
 	}
 	*v.p = d
 	return nil

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"al.essio.dev/pkg/shellescape"
+
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
@@ -386,7 +388,7 @@ func testRunOutput(t *testing.T, e *env) {
 	runs, err := e.lock().Runs(e.ctx())
 	must(t, err)
 	if len(runs) != 1 || runs[0].ID != res.ID || !runs[0].Exited || runs[0].Status != 3 || runs[0].Running() ||
-		runs[0].Command != "sh -c "+script {
+		runs[0].Command != shellescape.QuoteCommand([]string{"sh", "-c", script}) {
 		t.Fatalf("runs = %+v, want the one run %s with status 3", runs, res.ID)
 	}
 	var again, againErr bytes.Buffer

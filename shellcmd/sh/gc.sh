@@ -227,6 +227,12 @@ h_gc_sweep() {
 		if [ "${h_d%/*}" = "$h_runs" ]; then
 			if [ -f "$h_d/info" ]; then
 				h_min=$(((h_keepruns + 59) / 60))
+				# A run without its end may still be running (its
+				# guardian touches it every minute): never sooner than
+				# the stale period.
+				if [ ! -f "$h_d/status" ] && [ "$h_min" -lt $(((h_stale + 59) / 60)) ]; then
+					h_min=$(((h_stale + 59) / 60))
+				fi
 			elif [ -f "$h_d/status" ]; then
 				# An earlier version's kept output: a day.
 				h_min=1440
