@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -97,6 +98,11 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	}()
 	r := fn(ctx, l)
 	r.host = t.Target()
+	var lost *lock.LostError
+	if l.Hold != "" && errors.As(r.err, &lost) {
+		// HOIST_LOCK_TOKEN may have been set long ago: say which hold.
+		r.err = fmt.Errorf("working under the hold %s (--token or HOIST_LOCK_TOKEN): %w", l.Hold, r.err)
+	}
 	return r
 }
 
