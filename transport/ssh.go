@@ -69,6 +69,34 @@ type SSHConfig struct {
 	// Dialer, when set, replaces the TCP dial (for proxies and tests). The
 	// DialTimeout still applies through ctx.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// What an OpenSSH configuration adds (ssh_config(5); see ResolveConfig).
+
+	// IdentitiesOnly offers only IdentityFiles (and their certificates),
+	// and of the agent's keys only those whose public key is one of them.
+	IdentitiesOnly bool
+	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK;
+	// "none" uses no agent.
+	IdentityAgent string
+	// CertificateFiles are OpenSSH user certificates to offer with the
+	// matching private keys; a key's "<file>-cert.pub" is offered too.
+	CertificateFiles []string
+	// Passphrase, when set, is asked for the passphrase of an encrypted
+	// identity file (a terminal prompt); without it such a key is skipped
+	// and named in the authentication error.
+	Passphrase func(file string) ([]byte, error)
+	// KnownHostsFiles are further user known_hosts files (after
+	// KnownHostsFile), GlobalKnownHostsFiles the system-wide ones, read
+	// only (default /etc/ssh/ssh_known_hosts and ssh_known_hosts2).
+	KnownHostsFiles, GlobalKnownHostsFiles []string
+	// HostKeyAlias is the name host keys are looked up and recorded under
+	// instead of the host and port.
+	HostKeyAlias string
+	// HashKnownHosts records accepted keys with hashed host names.
+	HashKnownHosts bool
+	// InsecureIgnoreHostKey accepts any host key (StrictHostKeyChecking
+	// no), with a warning on the logger; a changed key is still refused.
+	InsecureIgnoreHostKey bool
 }
 
 const (
