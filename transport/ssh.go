@@ -72,6 +72,10 @@ type SSHConfig struct {
 
 	// What an OpenSSH configuration adds (ssh_config(5); see ResolveConfig).
 
+	// Name is what messages call the host: the name the user gave (an
+	// alias of the configuration). Default user@host:port.
+	Name string
+
 	// IdentitiesOnly offers only IdentityFiles (and their certificates),
 	// and of the agent's keys only those whose public key is one of them.
 	IdentitiesOnly bool
@@ -192,8 +196,12 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	if err != nil {
 		return nil, err
 	}
+	name := t.user + "@" + t.addr()
+	if cfg.Name != "" {
+		name = cfg.Name
+	}
 	s := &SSH{
-		target:   t.user + "@" + t.addr(),
+		target:   name,
 		client:   client,
 		conn:     conn,
 		sessions: make(chan struct{}, cfg.MaxSessions),

@@ -26,6 +26,10 @@ type globals struct {
 	sshOpts    []string
 	verbose    bool
 	quiet      bool
+	sshFile    string        // -F
+	jump       string        // -J
+	port       string        // -p
+	login      string        // -l
 	lease      time.Duration // --lease
 	hold       string        // --token of run and the store commands
 }
@@ -86,7 +90,11 @@ func (a *app) rootCommand() *cobra.Command {
 	f.VarP(listValue{&a.g.identities, false}, "identity", "i", "offer the private key in `FILE`; repeatable (default ~/.ssh/id_*, and ssh-agent)")
 	f.StringVar(&a.g.knownHosts, "known-hosts", "", "check host keys against `FILE` (default ~/.ssh/known_hosts)")
 	f.BoolVar(&a.g.acceptNew, "accept-new-host-key", false, "record the key of a host not yet in known_hosts")
-	f.VarP(listValue{&a.g.sshOpts, false}, "option", "o", "set an ssh option, `Key=Value`: ConnectTimeout, ServerAliveInterval, ServerAliveCountMax, User; repeatable")
+	f.VarP(listValue{&a.g.sshOpts, false}, "option", "o", "set an ssh_config option, `Key=Value`, as ssh -o does; repeatable")
+	f.StringVarP(&a.g.sshFile, "ssh-config", "F", "", "read the OpenSSH configuration from `FILE` (default ~/.ssh/config, then /etc/ssh/ssh_config; none for none)")
+	f.StringVarP(&a.g.jump, "jump", "J", "", "reach the hosts through the jump hosts `[user@]host[:port][,...]`, as ssh -J does")
+	f.StringVarP(&a.g.port, "port", "p", "", "connect to `PORT` unless the target names one, as ssh -p does")
+	f.StringVarP(&a.g.login, "login", "l", "", "log in as `USER` unless the target names one, as ssh -l does")
 	f.BoolVarP(&a.g.verbose, "verbose", "v", false, "log what happens (connections, host commands) on stderr")
 	f.BoolVarP(&a.g.quiet, "quiet", "q", false, "say only errors and data: no progress, no notes")
 	f.Var(leaseValue{&a.g.lease}, "lease", "locks taken carry a lease of `D`: renewed while a command runs, taken once not renewed for D")

@@ -99,9 +99,9 @@ func (a *app) sshConfig(target string) (transport.SSHConfig, error) {
 			cfg.KeepaliveMaxMissed = n
 		case "user":
 			cfg.User = v
-		default:
-			return cfg, usageErr("-o %s: unsupported option (hoist takes ConnectTimeout, ServerAliveInterval, ServerAliveCountMax, User)", k)
 		}
+		// Every option also goes to OpenSSH's resolution (ssh -G),
+		// which says what it makes of one it does not know.
 		if err != nil {
 			return cfg, err
 		}
@@ -115,6 +115,13 @@ func (a *app) connect(ctx context.Context, target string) (transport.Transport, 
 	}
 	cfg, err := a.sshConfig(target)
 	if err != nil {
+		return nil, err
+	}
+	// The host as ssh itself would reach it: the user's OpenSSH
+	// configuration (aliases, HostName, Port, User, IdentityFile,
+	// ProxyJump, ProxyCommand, known_hosts settings) and -F, -J, -p, -l, -o.
+	o := transport.ConfigOptions{File: a.g.sshFile, Port: a.g.port, User: a.g.login, Jump: a.g.jump, Options: a.g.sshOpts}
+	if err := transport.ResolveTarget(ctx, target, o, &cfg); err != nil {
 		return nil, err
 	}
 	return transport.DialSSH(ctx, cfg)

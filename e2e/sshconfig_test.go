@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+)
+
+// The OpenSSH configuration: hoist reaches every host ssh reaches, with the
+// same configuration (aliases, HostName, Port, User, IdentityFile,
+// ProxyJump, ProxyCommand, -F, -J, -p, -l), against real sshd hosts.
+
+// sshConfigCLI is a CLI with no target flags of its own: the
+// configuration file says everything.
+func sshConfigCLI(t *testing.T, cfg string, root string) *cli {
+	return &cli{t: t, home: t.TempDir(), flags: []string{"-F", cfg, "--root", root}}
+}
+
+// hostBlock is a Host block that reaches h as alias.
+func hostBlock(alias string, h *sshd.Host, extra ...string) string {
+	lines := []string{"Host " + alias, "  HostName 127.0.0.1", fmt.Sprintf("  Port %d", h.Port), "  User " + h.User,
+		"  IdentityFile " + h.KeyFile, "  IdentitiesOnly yes", "  UserKnownHostsFile " + h.KnownHosts}
+	for _, e := range extra {
+		lines = append(lines, "  "+e)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func writeConfig(t *testing.T, blocks ...string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(f, []byte(strings.Join(blocks, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// accepted counts the logins the host's sshd has accepted so far.
+func accepted(t *testing.T, h *sshd.Host) int {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(h.KnownHosts), "sshd.log"))
+	n := 0
+	for _, l := range logs {
+		data, _ := os.ReadFile(l)
+		n += strings.Count(string(data), "Accepted publickey")
+	}
+	return n
+}
+
+// TestSSHConfigAlias: an alias with HostName, Port, User and IdentityFile
+// reaches the host; messages name the alias.
+func TestSSHConfigAlias(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	cfg := writeConfig(t, hostBlock("staging", h))
+	c := sshConfigCLI(t, cfg, filepath.Join(h.Dir, "store"))
+	r := c.run("-H", "staging", "run", "--", "sh", "-c", "echo on-$(id -un)")
+	if r.code != 0 || r.stdout != "on-"+h.User+"\n" {
+		t.Fatalf("run through the alias: %s", r)
+	}
+	r = c.run("-H", "staging", "lock", "status")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "staging: free") {
+		t.Fatalf("status names the alias: %s", r)
+	}
+	// -p and -l on the command line, as ssh takes them, for a host the
+	// configuration does not name.
+	plain := writeConfig(t, "Host *\n  IdentityFile "+h.KeyFile+"\n  UserKnownHostsFile "+h.KnownHosts+"\n")
+	c = sshConfigCLI(t, plain, filepath.Join(h.Dir, "store"))
+	if r := c.run("-H", "127.0.0.1", "-p", fmt.Sprint(h.Port), "-l", h.User, "lock", "status"); r.code != 0 {
+		t.Fatalf("-p and -l: %s", r)
+	}
+	// A configuration OpenSSH refuses is an error in one line naming the host.
+	bad := writeConfig(t, "Host x\n  NoSuchKeyword yes\n")
+	r = sshConfigCLI(t, bad, filepath.Join(h.Dir, "store")).run("-H", "x", "lock", "status")
+	if r.code == 0 || !strings.Contains(r.stderr, "OpenSSH configuration for x") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+		t.Fatalf("a bad configuration: want one line naming it: %s", r)
+	}
+}
+
+// TestSSHConfigProxyJump: the alias behind a ProxyJump through a second
+// sshd (the bastion logs the login), then -J on the command line, then a
+// ProxyCommand (ssh -W through the bastion).
+func TestSSHConfigProxyJump(t *testing.T) {
+	t.Parallel()
+	target := sshd.Start(t, sshd.Options{})
+	bastion := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(target.Dir, "store")
+	for _, tc := range []struct {
+		name  string
+		cfg   string
+		flags []string
+	}{
+		{"ProxyJump", writeConfig(t, hostBlock("app", target, "ProxyJump bastion"), hostBlock("bastion", bastion)), nil},
+		{"-J", writeConfig(t, hostBlock("app", target), hostBlock("bastion", bastion)), []string{"-J", "bastion"}},
+		{"ProxyCommand", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			if tc.name == "ProxyCommand" {
+				// ssh itself relays through the bastion, with this same file.
+				cfg = filepath.Join(t.TempDir(), "ssh_config")
+				body := hostBlock("app", target, "ProxyCommand ssh -F "+cfg+" -W %h:%p bastion") +
+					hostBlock("bastion", bastion, "BatchMode yes")
+				if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := accepted(t, bastion)
+			c := sshConfigCLI(t, cfg, root)
+			c.flags = append(c.flags, tc.flags...)
+			r := c.run("-H", "app", "run", "--", "sh", "-c", "echo through")
+			if r.code != 0 || r.stdout != "through\n" {
+				t.Fatalf("run through %s: %s", tc.name, r)
+			}
+			waitFor(t, 5*time.Second, "the bastion logs the login", func() bool { return accepted(t, bastion) > before })
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proxyCommandDialer runs an OpenSSH ProxyCommand on this machine and uses
+// its standard input and output as the connection, as ssh does: that is how
+// hosts behind AWS SSM, cloudflared or a corporate gateway are reached. The
+// command runs through /bin/sh -c with exec, in a process group of its
+// own; closing the connection ends it. Its standard error goes to hoist's.
+func proxyCommandDialer(command string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, addr string) (net.Conn, error) {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			inR.Close()
+			inW.Close()
+			return nil, err
+		}
+		cmd := exec.Command("/bin/sh", "-c", "exec "+command)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			for _, f := range []*os.File{inR, inW, outR, outW} {
+				f.Close()
+			}
+			return nil, fmt.Errorf("ProxyCommand %q: %w", command, err)
+		}
+		inR.Close()
+		outW.Close()
+		c := &cmdConn{in: inW, out: outR, cmd: cmd, addr: addr, exited: make(chan struct{})}
+		go func() {
+			_ = cmd.Wait()
+			close(c.exited)
+		}()
+		return c, nil
+	}
+}
+
+// cmdConn is a ProxyCommand's standard input and output as a net.Conn.
+type cmdConn struct {
+	in     *os.File // the command's stdin: what we write
+	out    *os.File // the command's stdout: what we read
+	cmd    *exec.Cmd
+	addr   string
+	exited chan struct{}
+	once   sync.Once
+}
+
+func (c *cmdConn) Read(p []byte) (int, error)  { return c.out.Read(p) }
+func (c *cmdConn) Write(p []byte) (int, error) { return c.in.Write(p) }
+
+// Close closes the command's input (most proxies end on EOF) and ends the
+// command's process group if it has not ended a second later.
+func (c *cmdConn) Close() error {
+	c.once.Do(func() {
+		c.in.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(time.Second):
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		}
+		c.out.Close()
+	})
+	return nil
+}
+
+func (c *cmdConn) LocalAddr() net.Addr  { return cmdAddr("proxycommand") }
+func (c *cmdConn) RemoteAddr() net.Addr { return cmdAddr(c.addr) }
+
+func (c *cmdConn) SetDeadline(t time.Time) error {
+	return errors.Join(c.in.SetDeadline(t), c.out.SetDeadline(t))
+}
+func (c *cmdConn) SetReadDeadline(t time.Time) error  { return c.out.SetDeadline(t) }
+func (c *cmdConn) SetWriteDeadline(t time.Time) error { return c.in.SetDeadline(t) }
+
+type cmdAddr string
+
+func (a cmdAddr) Network() string { return "proxycommand" }
+func (a cmdAddr) String() string  { return string(a) }
+
+// proxyJumpDialer reaches the target through a ProxyJump chain
+// ([user@]host[:port],...): the first hop is resolved and dialled like any
+// host (its own ProxyJump or ProxyCommand included), each next hop and
+// finally the target through the previous hop's connection (a direct-tcpip
+// channel, as ssh -J does). Each hop is checked against known_hosts and
+// authenticated with base's flags and its own configuration.
+func proxyJumpDialer(chain string, base SSHConfig, opts ConfigOptions) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	var hops []ConfigOptions
+	var names []string
+	for _, h := range strings.Split(chain, ",") {
+		t, err := parseTarget(strings.TrimSpace(h))
+		if err != nil {
+			return nil, fmt.Errorf("ProxyJump %q: %w", chain, err)
+		}
+		o := ConfigOptions{File: opts.File, User: t.user}
+		if t.port != "22" || strings.Contains(h, ":") {
+			o.Port = t.port
+		}
+		hops = append(hops, o)
+		names = append(names, t.host)
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var clients []*SSH
+		fail := func(err error) (net.Conn, error) {
+			for i := len(clients) - 1; i >= 0; i-- {
+				clients[i].Close()
+			}
+			return nil, err
+		}
+		for i, o := range hops {
+			r, err := ResolveConfig(ctx, names[i], o)
+			if err != nil {
+				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+			}
+			cfg := SSHConfig{KnownHostsFile: base.KnownHostsFile, AcceptNewHostKey: base.AcceptNewHostKey,
+				NoAgent: base.NoAgent, Passphrase: base.Passphrase, Logger: base.Logger,
+				DialTimeout: base.DialTimeout, HandshakeTimeout: base.HandshakeTimeout}
+			if i > 0 {
+				prev := clients[i-1]
+				cfg.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					return prev.Client().DialContext(ctx, network, addr)
+				}
+			}
+			if err := r.Apply(&cfg, names[i], o); err != nil {
+				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+			}
+			c, err := DialSSH(ctx, cfg)
+			if err != nil {
+				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+			}
+			clients = append(clients, c)
+		}
+		last := clients[len(clients)-1]
+		conn, err := last.Client().DialContext(ctx, network, addr)
+		if err != nil {
+			return fail(fmt.Errorf("jump host %s could not reach %s: %w", last.Target(), addr, err))
+		}
+		return &jumpConn{Conn: conn, hops: clients}, nil
+	}, nil
+}
+
+// jumpConn is a connection through jump hosts; closing it closes them.
+type jumpConn struct {
+	net.Conn
+	hops []*SSH
+	once sync.Once
+
+	mu    sync.Mutex
+	timer *time.Timer
+}
+
+func (c *jumpConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		for i := len(c.hops) - 1; i >= 0; i-- {
+			c.hops[i].Close()
+		}
+	})
+	return err
+}
+
+// SetDeadline: an SSH channel has no deadlines of its own, so a deadline
+// that passes closes the connection (the handshake's bound is all hoist
+// uses them for).
+func (c *jumpConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if !t.IsZero() {
+		c.timer = time.AfterFunc(time.Until(t), func() { c.Close() })
+	}
+	return nil
+}
+func (c *jumpConn) SetReadDeadline(t time.Time) error  { return c.SetDeadline(t) }
+func (c *jumpConn) SetWriteDeadline(t time.Time) error { return c.SetDeadline(t) }

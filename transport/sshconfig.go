@@ -1,0 +1,338 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ConfigOptions are the command line's part of an OpenSSH configuration, as
+// ssh takes them: -F, -p, -l, -J and -o.
+type ConfigOptions struct {
+	// File is the configuration file (-F); "" reads ~/.ssh/config and then
+	// /etc/ssh/ssh_config, "none" reads none.
+	File string
+	// Port (-p) and User (-l) override the configuration's.
+	Port, User string
+	// Jump is a ProxyJump chain (-J): [user@]host[:port][,...].
+	Jump string
+	// Options are Key=Value settings (-o), which come before the file's.
+	Options []string
+}
+
+// ErrNoOpenSSH: a configuration file must be read, and OpenSSH's ssh, which
+// hoist asks to resolve it (ssh -G), is not installed.
+var ErrNoOpenSSH = errors.New("reading an OpenSSH configuration needs OpenSSH's ssh (ssh -G); install openssh-client")
+
+// Resolved is the configuration OpenSSH resolved for one host: every
+// keyword, in lower case, with its values (ssh -G prints one line per
+// value for IdentityFile, CertificateFile and the like).
+type Resolved map[string][]string
+
+// Get is a keyword's first value, "" when it has none.
+func (r Resolved) Get(key string) string {
+	if v := r[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// ResolveConfig asks OpenSSH how it would connect to host: ssh -G applies
+// Host and Match blocks, Include, negation, canonicalization and the
+// command line's options exactly as ssh itself does. When ssh is not
+// installed, only a host without any configuration to read resolves (to
+// OpenSSH's defaults); otherwise the error is ErrNoOpenSSH.
+func ResolveConfig(ctx context.Context, host string, o ConfigOptions) (Resolved, error) {
+	if strings.HasPrefix(host, "-") {
+		return nil, fmt.Errorf("%q is not a host name", host)
+	}
+	args := []string{"-G"}
+	if o.File != "" {
+		args = append(args, "-F", o.File)
+	}
+	if o.Port != "" {
+		args = append(args, "-p", o.Port)
+	}
+	if o.User != "" {
+		args = append(args, "-l", o.User)
+	}
+	if o.Jump != "" {
+		args = append(args, "-J", o.Jump)
+	}
+	for _, kv := range o.Options {
+		args = append(args, "-o", kv)
+	}
+	args = append(args, "--", host)
+	ssh, err := exec.LookPath("ssh")
+	if err != nil {
+		if needsOpenSSH(o) {
+			return nil, ErrNoOpenSSH
+		}
+		return defaults(host, o), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ssh, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("the OpenSSH configuration for %s: %s", host, msg)
+	}
+	r := Resolved{}
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(k)
+		r[k] = append(r[k], v)
+	}
+	if r.Get("hostname") == "" {
+		return nil, fmt.Errorf("the OpenSSH configuration for %s: ssh -G printed no hostname", host)
+	}
+	return r, nil
+}
+
+// needsOpenSSH reports whether resolving needs a configuration file read
+// or an option only OpenSSH interprets (hoist reads ConnectTimeout,
+// ServerAliveInterval, ServerAliveCountMax and User itself).
+func needsOpenSSH(o ConfigOptions) bool {
+	if o.File != "" && o.File != "none" || o.Jump != "" {
+		return true
+	}
+	for _, kv := range o.Options {
+		k, _, _ := strings.Cut(kv, "=")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "connecttimeout", "serveraliveinterval", "serveralivecountmax", "user":
+		default:
+			return true
+		}
+	}
+	if o.File == "none" {
+		return false
+	}
+	home, _ := os.UserHomeDir()
+	for _, f := range []string{filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config"} {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolveTarget resolves a target as ssh would ([user@]host[:port] or an
+// ssh:// URI; the user and port it names win over o's) and applies the
+// result to cfg; cfg.Name keeps the target as given, for messages.
+func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSHConfig) error {
+	t, err := parseTarget(target)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(target, "@") {
+		o.User = t.user
+	}
+	if explicitPort(target) {
+		o.Port = t.port
+	}
+	r, err := ResolveConfig(ctx, t.host, o)
+	if err != nil {
+		return err
+	}
+	if err := r.Apply(cfg, t.host, o); err != nil {
+		return err
+	}
+	if r.Get("hostname") != t.host {
+		cfg.Name = RedactTarget(target)
+	}
+	return nil
+}
+
+// explicitPort reports whether a target names its port.
+func explicitPort(target string) bool {
+	rest := strings.TrimPrefix(target, "ssh://")
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if strings.HasPrefix(rest, "[") {
+		return strings.Contains(rest, "]:")
+	}
+	return strings.Count(rest, ":") == 1
+}
+
+// defaults is what ssh -G prints for a host without any configuration.
+func defaults(host string, o ConfigOptions) Resolved {
+	r := Resolved{"hostname": {host}, "port": {"22"}}
+	if o.Port != "" {
+		r["port"] = []string{o.Port}
+	}
+	if o.User != "" {
+		r["user"] = []string{o.User}
+	}
+	return r
+}
+
+// tokens expands the %-tokens of ssh_config(5) that hoist's settings use,
+// and a leading ~/.
+func (r Resolved) tokens(s, original string) string {
+	home, _ := os.UserHomeDir()
+	if strings.HasPrefix(s, "~/") {
+		s = filepath.Join(home, s[2:])
+	}
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	local, uid := "", strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil {
+		local = u.Username
+	}
+	hostname, _ := os.Hostname()
+	short, _, _ := strings.Cut(hostname, ".")
+	alias := r.Get("hostkeyalias")
+	if alias == "" || alias == "none" {
+		alias = r.Get("hostname")
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case '%':
+			b.WriteByte('%')
+		case 'd':
+			b.WriteString(home)
+		case 'h':
+			b.WriteString(r.Get("hostname"))
+		case 'p':
+			b.WriteString(r.Get("port"))
+		case 'r':
+			b.WriteString(r.Get("user"))
+		case 'u':
+			b.WriteString(local)
+		case 'i':
+			b.WriteString(uid)
+		case 'n':
+			b.WriteString(original)
+		case 'k':
+			b.WriteString(alias)
+		case 'l':
+			b.WriteString(short)
+		case 'L':
+			b.WriteString(hostname)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// Apply sets what the resolved configuration says on cfg, for the host
+// that was asked for as original: the target, identities, the agent, host
+// key checking, timeouts and keepalives, and ProxyJump or ProxyCommand as
+// cfg.Dialer (jump hosts are resolved and dialled with opts in turn). What
+// cfg already sets from hoist's own flags (identity files, known_hosts
+// file, accepting new keys) is kept in front.
+func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) error {
+	// Jump hosts start from hoist's own flags, not from this host's
+	// configuration.
+	base := *cfg
+	host, port, usr := r.Get("hostname"), r.Get("port"), r.Get("user")
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]"
+	}
+	cfg.Target = host + ":" + port
+	if usr != "" && cfg.User == "" {
+		cfg.User = usr
+	}
+	if len(cfg.IdentityFiles) == 0 {
+		for _, f := range r["identityfile"] {
+			if f = r.tokens(f, original); fileExists(f) {
+				cfg.IdentityFiles = append(cfg.IdentityFiles, f)
+			}
+		}
+	}
+	for _, f := range r["certificatefile"] {
+		if f = r.tokens(f, original); fileExists(f) {
+			cfg.CertificateFiles = append(cfg.CertificateFiles, f)
+		}
+	}
+	cfg.IdentitiesOnly = cfg.IdentitiesOnly || r.Get("identitiesonly") == "yes"
+	if a := r.Get("identityagent"); a != "" && cfg.IdentityAgent == "" {
+		cfg.IdentityAgent = r.tokens(a, original)
+	}
+	// A known_hosts file given to hoist replaces the configuration's.
+	if files := strings.Fields(r.Get("userknownhostsfile")); len(files) > 0 && cfg.KnownHostsFile == "" {
+		for i := range files {
+			files[i] = r.tokens(files[i], original)
+		}
+		cfg.KnownHostsFile = files[0]
+		cfg.KnownHostsFiles = append(cfg.KnownHostsFiles, files[1:]...)
+	}
+	if files := strings.Fields(r.Get("globalknownhostsfile")); len(files) > 0 && cfg.GlobalKnownHostsFiles == nil {
+		for _, f := range files {
+			cfg.GlobalKnownHostsFiles = append(cfg.GlobalKnownHostsFiles, r.tokens(f, original))
+		}
+	}
+	if a := r.Get("hostkeyalias"); a != "" && a != "none" {
+		cfg.HostKeyAlias = a
+	}
+	cfg.HashKnownHosts = r.Get("hashknownhosts") == "yes"
+	switch r.Get("stricthostkeychecking") {
+	case "accept-new":
+		cfg.AcceptNewHostKey = true
+	case "no", "off":
+		cfg.InsecureIgnoreHostKey = true
+	}
+	if s := r.Get("connecttimeout"); s != "" && s != "none" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			cfg.DialTimeout = time.Duration(n) * time.Second
+			cfg.HandshakeTimeout = time.Duration(n) * time.Second
+		}
+	}
+	if n, err := strconv.Atoi(r.Get("serveraliveinterval")); err == nil && n > 0 {
+		cfg.KeepaliveInterval = time.Duration(n) * time.Second
+	}
+	if n, err := strconv.Atoi(r.Get("serveralivecountmax")); err == nil && n > 0 {
+		cfg.KeepaliveMaxMissed = n
+	}
+	if cfg.Dialer != nil {
+		return nil
+	}
+	if pc := r.Get("proxycommand"); pc != "" && pc != "none" {
+		cfg.Dialer = proxyCommandDialer(r.tokens(pc, original))
+		return nil
+	}
+	if pj := r.Get("proxyjump"); pj != "" && pj != "none" {
+		d, err := proxyJumpDialer(pj, base, opts)
+		if err != nil {
+			return err
+		}
+		cfg.Dialer = d
+	}
+	return nil
+}
+
+func fileExists(f string) bool {
+	_, err := os.Stat(f)
+	return err == nil
+}

@@ -1,0 +1,140 @@
+package transport
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestResolveConfigTable: for a table of OpenSSH configurations (aliases,
+// wildcards, negation, Include, Match, %-tokens, ProxyJump chains) the
+// settings hoist dials with are those ssh itself uses: the host, port and
+// user ssh -G prints (the oracle), the identity files with their tokens
+// expanded as ssh expands them, and the proxy.
+func TestResolveConfigTable(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
+	}
+	dir := t.TempDir()
+	home, _ := os.UserHomeDir()
+	keys := map[string]string{}
+	for _, k := range []string{"staging", "k_10.1.2.3_deploy", "internal", "inc"} {
+		keys[k] = filepath.Join(dir, k)
+		if err := os.WriteFile(keys[k], []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	included := filepath.Join(dir, "included.conf")
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("included.conf", "Host fromincl\n  HostName 10.9.9.9\n  IdentityFile "+keys["inc"]+"\n")
+	cfg := write("config", `Include `+included+`
+Host staging
+  HostName 127.0.0.1
+  Port 2222
+  User deploy
+  IdentityFile `+keys["staging"]+`
+  IdentityFile `+dir+`/nonexistent
+Host tok
+  HostName 10.1.2.3
+  User deploy
+  IdentityFile `+dir+`/k_%h_%r
+Host *.internal !secret.internal
+  User internal
+  IdentityFile `+keys["internal"]+`
+Host jumped
+  HostName 10.0.0.5
+  ProxyJump bastion,deploy@b2:2200
+Host piped
+  ProxyCommand nc %h %p
+Match originalhost matched
+  HostName 10.7.7.7
+  Port 2207
+Match host 10.7.7.7 user root
+  User matcheduser
+`)
+	cases := []struct {
+		host, target, user string
+		ids                []string
+		proxy              string // "", "command", "jump"
+	}{
+		{"staging", "127.0.0.1:2222", "deploy", []string{keys["staging"]}, ""},
+		{"tok", "10.1.2.3:22", "deploy", []string{keys["k_10.1.2.3_deploy"]}, ""},
+		{"a.internal", "a.internal:22", "internal", []string{keys["internal"]}, ""},
+		{"secret.internal", "secret.internal:22", "", nil, ""},
+		{"jumped", "10.0.0.5:22", "", nil, "jump"},
+		{"piped", "piped:22", "", nil, "command"},
+		{"fromincl", "10.9.9.9:22", "", []string{keys["inc"]}, ""},
+		{"matched", "10.7.7.7:2207", "", nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.host, func(t *testing.T) {
+			o := ConfigOptions{File: cfg}
+			r, err := ResolveConfig(context.Background(), c.host, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got SSHConfig
+			if err := r.Apply(&got, c.host, o); err != nil {
+				t.Fatal(err)
+			}
+			// The oracle: ssh -G itself.
+			out, err := exec.Command("ssh", "-G", "-F", cfg, c.host).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			oracle := map[string]string{}
+			for _, l := range strings.Split(string(out), "\n") {
+				if k, v, ok := strings.Cut(l, " "); ok {
+					if _, seen := oracle[k]; !seen {
+						oracle[k] = v
+					}
+				}
+			}
+			if want := oracle["hostname"] + ":" + oracle["port"]; got.Target != want || got.Target != c.target {
+				t.Errorf("target %q, ssh -G says %q, want %q", got.Target, want, c.target)
+			}
+			if got.User != oracle["user"] {
+				t.Errorf("user %q, ssh -G says %q", got.User, oracle["user"])
+			}
+			if c.user != "" && got.User != c.user {
+				t.Errorf("user %q, want %q", got.User, c.user)
+			}
+			if c.ids != nil && strings.Join(got.IdentityFiles, ",") != strings.Join(c.ids, ",") {
+				t.Errorf("identity files %q, want %q (those that exist, tokens expanded)", got.IdentityFiles, c.ids)
+			}
+			for _, f := range got.IdentityFiles {
+				if strings.Contains(f, "%") || strings.HasPrefix(f, "~") || !strings.HasPrefix(f, "/") {
+					t.Errorf("identity file %q is not expanded (home %s)", f, home)
+				}
+			}
+			if (got.Dialer != nil) != (c.proxy != "") {
+				t.Errorf("proxy dialer set %v, want %q", got.Dialer != nil, c.proxy)
+			}
+		})
+	}
+}
+
+// TestResolveConfigErrors: ssh refuses a configuration, and the error says
+// so in one line naming the host.
+func TestResolveConfigErrors(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(f, []byte("Host x\n  NoSuchKeyword yes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ResolveConfig(context.Background(), "x", ConfigOptions{File: f})
+	if err == nil || !strings.Contains(err.Error(), "OpenSSH configuration for x") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want one line naming the host, got %v", err)
+	}
+	if _, err := ResolveConfig(context.Background(), "-oProxyCommand=x", ConfigOptions{}); err == nil {
+		t.Fatal("a host that starts with - must be refused")
+	}
+}
