@@ -181,7 +181,7 @@ h_gc_delete() {
 	}
 	h_moved=
 	for h_i in $h_victims; do
-		if mv "$h_store/$h_i" "$h_store/.trash-$h_me-$h_i" 2>/dev/null; then
+		if mv "$h_store/$h_i" "$h_store/.trash-$h_rid-$h_i" 2>/dev/null; then
 			h_moved="$h_moved$h_i
 "
 		fi
@@ -195,14 +195,14 @@ h_gc_delete() {
 		if h_listed "$h_i" "$h_used" || [ "$h_i" = "$h_cur" ] || [ "$h_i" = "$h_prev" ] || [ -e "$h_store/.pins/$h_i" ]; then
 			# Put back only onto an absent name: mv would move it into an
 			# existing directory.
-			if [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && mv "$h_store/.trash-$h_me-$h_i" "$h_store/$h_i"; then
+			if [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && mv "$h_store/.trash-$h_rid-$h_i" "$h_store/$h_i"; then
 				h_say KEEP "$h_i" in-use
 			else
-				h_say ERROR gc "could not put $h_i back; it is in $h_storedir/.trash-$h_me-$h_i"
+				h_say ERROR gc "could not put $h_i back; it is in $h_storedir/.trash-$h_rid-$h_i"
 			fi
 		else
 			rm -f "$h_store/.meta/$h_i"
-			if h_rmtree "$h_store/.trash-$h_me-$h_i"; then
+			if h_rmtree "$h_store/.trash-$h_rid-$h_i"; then
 				h_say DELETE "$h_i" 'done'
 			else
 				h_say DELETE "$h_i" failed
@@ -222,7 +222,7 @@ h_gc_sweep() {
 '
 	for h_d in $h_stages; do
 		h_n=${h_d##*/}
-		case $h_n in .trash-"$h_me"-*) continue ;; esac
+		case $h_n in .trash-"$h_rid"-*) continue ;; esac
 		h_min=$(((h_stale + 59) / 60))
 		if [ "${h_d%/*}" = "$h_runs" ]; then
 			if [ -f "$h_d/info" ]; then
