@@ -33,15 +33,17 @@ type SSHConfig struct {
 	// NoAgent stops DialSSH from also offering the keys of the ssh-agent at
 	// SSH_AUTH_SOCK.
 	NoAgent bool
-	// KnownHostsFile is the known_hosts file to check the host key against.
-	// Default ~/.ssh/known_hosts. A missing file holds no keys.
+	// KnownHostsFile is the user's known_hosts file: read first, and the
+	// one AcceptNewHostKey records keys in. Default ~/.ssh/known_hosts. A
+	// missing file holds no keys. KnownHostsFiles and GlobalKnownHostsFiles
+	// below are read too.
 	KnownHostsFile string
-	// AcceptNewHostKey records the key of a host that KnownHostsFile has no
-	// key for (creating the file 0600 and its directory 0700 as needed); of
-	// a host that offers a certificate, the plain key inside it. A key that
-	// differs from a recorded one is refused regardless, and so is a host
-	// known only through @cert-authority lines whose certificate does not
-	// pass.
+	// AcceptNewHostKey records the key of a host that no known_hosts file
+	// has a key for (creating KnownHostsFile 0600 and its directory 0700 as
+	// needed); of a host that offers a certificate, the plain key inside
+	// it. A key that differs from a recorded one is refused regardless,
+	// and so is a host known only through @cert-authority lines whose
+	// certificate does not pass.
 	AcceptNewHostKey bool
 	// DialTimeout bounds the TCP connect. Default 15s.
 	DialTimeout time.Duration

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skeema/knownhosts"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -33,12 +32,12 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.
 		cfg.Logger.Debug("dialing", "target", t.user+"@"+t.addr(), "identities", strings.Join(ids.tried, ", "),
 			"known_hosts", cfg.KnownHostsFile)
 	}
-	db, err := loadKnownHosts(cfg.KnownHostsFile)
+	kh, err := loadKnownHosts(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		conn, client, retry, err := dialOnce(ctx, cfg, t, ids, db)
+		conn, client, retry, err := dialOnce(ctx, cfg, t, ids, kh)
 		if err == nil {
 			return conn, client, nil
 		}
@@ -59,7 +58,7 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.
 
 // dialOnce makes one TCP connection and SSH handshake. retry reports that
 // the failure is one a new attempt may cure.
-func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, db *knownhosts.HostKeyDB) (
+func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, kh *knownHosts) (
 	_ *activityConn, _ *ssh.Client, retry bool, err error,
 ) {
 	addr := t.addr()
@@ -70,12 +69,12 @@ func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, 
 	// A variable of its own, not a result: the AfterFunc below may read
 	// it while this function returns.
 	conn := &activityConn{Conn: raw}
-	check := &hostKeyCheck{db: db, file: cfg.KnownHostsFile, accept: cfg.AcceptNewHostKey}
+	check := newHostKeyCheck(cfg, kh, addr)
 	config := &ssh.ClientConfig{
 		User:              t.user,
 		Auth:              ids.authMethods(),
 		HostKeyCallback:   check.callback,
-		HostKeyAlgorithms: hostKeyAlgorithms(db, addr),
+		HostKeyAlgorithms: check.algorithms(),
 	}
 
 	// x/crypto's own Timeout covers only its dial; a peer that accepts and

@@ -97,7 +97,8 @@ type HostKeyError struct {
 	// Fingerprint is the offered key's ssh.FingerprintSHA256; for a
 	// certificate, that of the plain key inside it, as ssh-keygen -l shows.
 	Fingerprint string
-	// KnownHostsFile is the file that was consulted.
+	// KnownHostsFile is the file that holds the old, revoked or CA key; for
+	// an unknown key, the file a new key would be recorded in.
 	KnownHostsFile string
 	// Err is the error from the known_hosts check.
 	Err error

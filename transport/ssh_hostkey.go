@@ -2,15 +2,18 @@ package transport
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/skeema/knownhosts"
@@ -18,19 +21,151 @@ import (
 	xknownhosts "golang.org/x/crypto/ssh/knownhosts"
 )
 
-// loadKnownHosts reads file; a missing file holds no keys.
-func loadKnownHosts(file string) (*knownhosts.HostKeyDB, error) {
-	_, err := os.Stat(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return knownhosts.NewDB()
+// defaultGlobalKnownHosts are the system-wide known_hosts files read when
+// SSHConfig.GlobalKnownHostsFiles is nil, as in OpenSSH.
+var defaultGlobalKnownHosts = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
+
+// knownHostsFiles lists the known_hosts files of cfg in the order they are
+// read: KnownHostsFile, KnownHostsFiles, then the global files; each once.
+func knownHostsFiles(cfg SSHConfig) []string {
+	global := cfg.GlobalKnownHostsFiles
+	if global == nil {
+		global = defaultGlobalKnownHosts
 	}
-	db, err := knownhosts.NewDB(file)
-	if err != nil {
-		return nil, dialErr(ErrKnownHosts, err, "cannot read known hosts file %s: %s; fix or remove the bad line",
-			file, causeText(err))
+	var files []string
+	for _, f := range slices.Concat([]string{cfg.KnownHostsFile}, cfg.KnownHostsFiles, global) {
+		if f != "" && f != "none" && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
 	}
-	return db, nil
+	return files
 }
+
+// isGlobalKnownHosts reports whether file is one of cfg's system-wide files
+// and no user file: those are skipped, as OpenSSH skips them, when they
+// cannot be read or parsed.
+func isGlobalKnownHosts(cfg SSHConfig, file string) bool {
+	global := cfg.GlobalKnownHostsFiles
+	if global == nil {
+		global = defaultGlobalKnownHosts
+	}
+	return slices.Contains(global, file) && file != cfg.KnownHostsFile && !slices.Contains(cfg.KnownHostsFiles, file)
+}
+
+// knownHosts is the host key database of one DialSSH: the keys of every
+// known_hosts file that exists, user files first.
+type knownHosts struct {
+	db     *knownhosts.HostKeyDB
+	files  []string // the files read, in order
+	record string   // where AcceptNewHostKey records keys: SSHConfig.KnownHostsFile
+}
+
+// loadKnownHosts reads the known_hosts files of cfg. A missing file holds
+// no keys; a user file that cannot be read or parsed is an ErrKnownHosts
+// naming it, a system-wide one is skipped (and logged), as OpenSSH does.
+func loadKnownHosts(cfg SSHConfig) (*knownHosts, error) {
+	kh := &knownHosts{record: cfg.KnownHostsFile}
+	for _, file := range knownHostsFiles(cfg) {
+		ok, err := knownHostsFileExists(file)
+		if err == nil && ok && isGlobalKnownHosts(cfg, file) {
+			_, err = knownhosts.NewDB(file)
+		}
+		if err != nil && isGlobalKnownHosts(cfg, file) {
+			if cfg.Logger != nil {
+				cfg.Logger.Debug("skipping a system-wide known_hosts file", "file", file, "error", err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			kh.files = append(kh.files, file)
+		}
+	}
+	db, err := knownhosts.NewDB(kh.files...)
+	if err != nil {
+		bad := strings.Join(kh.files, ", ")
+		for _, f := range kh.files { // which one?
+			if _, ferr := knownhosts.NewDB(f); ferr != nil {
+				bad, err = f, ferr
+				break
+			}
+		}
+		return nil, dialErr(ErrKnownHosts, err, "cannot read known hosts file %s: %s; fix or remove the bad line",
+			bad, causeText(err))
+	}
+	kh.db = db
+	if cfg.Logger != nil {
+		cfg.Logger.Debug("known hosts", "read", strings.Join(kh.files, ", "), "record_in", kh.record)
+	}
+	return kh, nil
+}
+
+// knownHostsFileExists reports whether file exists, and fails when it
+// exists but cannot be read.
+func knownHostsFileExists(file string) (bool, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err == nil {
+		var st fs.FileInfo
+		st, err = f.Stat()
+		f.Close()
+		switch {
+		case err == nil && st.IsDir():
+			err = &fs.PathError{Op: "read", Path: file, Err: syscall.EISDIR}
+		case err == nil:
+			return true, nil
+		}
+	}
+	why := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err // the path is in the message already
+	}
+	return false, dialErr(ErrKnownHosts, err, "cannot read known hosts file %s: %s; check the file and its permissions",
+		file, causeText(why))
+}
+
+// hostKeyCheck is the host key callback of one connection attempt. It
+// remembers whether the key was accepted (the handshake got past key
+// exchange) and why it was refused.
+type hostKeyCheck struct {
+	kh       *knownHosts
+	db       *knownhosts.HostKeyDB
+	host     string // what keys are looked up and recorded under: host:port, or HostKeyAlias:22
+	accept   bool   // AcceptNewHostKey
+	insecure bool   // InsecureIgnoreHostKey
+	hash     bool   // HashKnownHosts
+	logger   *slog.Logger
+
+	mu       sync.Mutex
+	pinned   ssh.PublicKey // the key accepted in the first key exchange
+	refusal  error
+	verified bool
+}
+
+// newHostKeyCheck checks the host key of a connection to addr
+// (host:port) against kh. With a HostKeyAlias, keys are looked up and
+// recorded under the alias alone, without the port, as OpenSSH does; the
+// certificate of a host is then checked against the alias too.
+func newHostKeyCheck(cfg SSHConfig, kh *knownHosts, addr string) *hostKeyCheck {
+	host := addr
+	if cfg.HostKeyAlias != "" {
+		// x/crypto wants a port; port 22 is the one Normalize leaves off.
+		host = net.JoinHostPort(cfg.HostKeyAlias, "22")
+	}
+	return &hostKeyCheck{
+		kh: kh, db: kh.db, host: host,
+		accept: cfg.AcceptNewHostKey, insecure: cfg.InsecureIgnoreHostKey, hash: cfg.HashKnownHosts,
+		logger: cfg.Logger,
+	}
+}
+
+// algorithms are the host key algorithms to ask for (hostKeyAlgorithms).
+func (c *hostKeyCheck) algorithms() []string { return hostKeyAlgorithms(c.db, c.host) }
 
 // hostKeyAlgorithms puts the algorithms of the keys known_hosts has for
 // addr first, so that the host proves the key we know rather than, say, an
@@ -53,21 +188,9 @@ func hostKeyAlgorithms(db *knownhosts.HostKeyDB, addr string) []string {
 	return algos
 }
 
-// hostKeyCheck is the host key callback of one connection attempt. It
-// remembers whether the key was accepted (the handshake got past key
-// exchange) and why it was refused.
-type hostKeyCheck struct {
-	db     *knownhosts.HostKeyDB
-	file   string
-	accept bool
-
-	mu       sync.Mutex
-	pinned   ssh.PublicKey // the key accepted in the first key exchange
-	refusal  error
-	verified bool
-}
-
-func (c *hostKeyCheck) callback(hostname string, remote net.Addr, key ssh.PublicKey) error {
+// callback is the ssh.HostKeyCallback. The name the host was dialed by is
+// not used: keys are looked up under c.host.
+func (c *hostKeyCheck) callback(_ string, remote net.Addr, key ssh.PublicKey) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// A re-key must present the very key the connection began with.
@@ -78,7 +201,14 @@ func (c *hostKeyCheck) callback(hostname string, remote net.Addr, key ssh.Public
 		}
 		return nil
 	}
-	err := c.check(hostname, remote, key)
+	// x/crypto parses the remote address even though it looks up c.host;
+	// a proxy's connection need not have one it can parse.
+	if remote == nil {
+		remote = &net.TCPAddr{IP: net.IPv4zero}
+	} else if _, _, err := net.SplitHostPort(remote.String()); err != nil {
+		remote = &net.TCPAddr{IP: net.IPv4zero}
+	}
+	err := c.check(remote, key)
 	if err != nil {
 		c.refusal = err
 		return err
@@ -87,23 +217,24 @@ func (c *hostKeyCheck) callback(hostname string, remote net.Addr, key ssh.Public
 	return nil
 }
 
-func (c *hostKeyCheck) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
+func (c *hostKeyCheck) check(remote net.Addr, key ssh.PublicKey) error {
 	if cert, ok := key.(*ssh.Certificate); ok {
-		return c.checkCert(hostname, remote, cert)
+		return c.checkCert(remote, cert)
 	}
-	return c.checkKey(hostname, remote, key, nil)
+	return c.checkKey(remote, key, nil)
 }
 
 // checkKey checks a plain host key against known_hosts and records it
 // when it is new and that is allowed. cert is the certificate key came
 // in, if any: a host that known_hosts knows only through @cert-authority
 // lines is then refused as InvalidCert rather than as a changed key.
-func (c *hostKeyCheck) checkKey(hostname string, remote net.Addr, key ssh.PublicKey, cert *ssh.Certificate) error {
+func (c *hostKeyCheck) checkKey(remote net.Addr, key ssh.PublicKey, cert *ssh.Certificate) error {
+	hostname := c.host
 	err := c.db.HostKeyCallback()(hostname, remote, key)
 	if err == nil {
 		return nil
 	}
-	hke := c.hostKeyError(hostname, key, err)
+	hke := c.hostKeyError(key, err)
 	var revoked *xknownhosts.RevokedError
 	switch {
 	case errors.As(err, &revoked):
@@ -117,13 +248,23 @@ func (c *hostKeyCheck) checkKey(hostname string, remote net.Addr, key ssh.Public
 	case knownhosts.IsHostKeyChanged(err):
 		hke.Changed = true
 	case knownhosts.IsHostUnknown(err):
-		if !c.accept {
-			hke.Unknown = true
-			return hke
+		switch {
+		case c.accept:
+			return appendKnownHost(c.kh.record, hostname, key, c.hash)
+		case c.insecure:
+			if c.logger != nil {
+				c.logger.Warn("HOST KEY NOT VERIFIED: accepting an unknown host key without recording it "+
+					"(StrictHostKeyChecking no); the connection may be intercepted",
+					"host", hke.Host, "key", hke.KeyType+" "+hke.Fingerprint,
+					"known_hosts", strings.Join(c.kh.files, ", "))
+			}
+			return nil
 		}
-		return appendKnownHost(c.file, hostname, key)
+		hke.Unknown = true
+		return hke
 	default:
-		return dialErr(ErrKnownHosts, err, "cannot check the host key against %s: %s; check the file", c.file, causeText(err))
+		return dialErr(ErrKnownHosts, err, "cannot check the host key against %s: %s; check the file",
+			c.kh.record, causeText(err))
 	}
 	return hke
 }
@@ -143,20 +284,21 @@ func (c *hostKeyCheck) checkKey(hostname string, remote net.Addr, key ssh.Public
 // certificates unreachable, and x/crypto's default offers certificates
 // first to hosts known_hosts does not know (hostKeyAlgorithms leaves the
 // defaults alone then).
-func (c *hostKeyCheck) checkCert(hostname string, remote net.Addr, cert *ssh.Certificate) error {
+func (c *hostKeyCheck) checkCert(remote net.Addr, cert *ssh.Certificate) error {
+	hostname := c.host
 	// x/crypto's database reports a @revoked key first, whatever the host
 	// and the other lines; OpenSSH refuses a certificate whose key or CA is
 	// revoked without looking further.
 	for i, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
 		var revoked *xknownhosts.RevokedError
 		if err := c.db.HostKeyCallback()(hostname, remote, k); errors.As(err, &revoked) {
-			hke := c.hostKeyError(hostname, k, err)
+			hke := c.hostKeyError(k, err)
 			hke.Revoked, hke.CA = true, i == 1
 			return hke
 		}
 	}
 	if !c.isHostAuthority(cert.SignatureKey, hostname) {
-		return c.checkKey(hostname, remote, cert.Key, cert)
+		return c.checkKey(remote, cert.Key, cert)
 	}
 	now := time.Now()
 	checker := ssh.CertChecker{IsHostAuthority: c.isHostAuthority, Clock: func() time.Time { return now }}
@@ -168,11 +310,13 @@ func (c *hostKeyCheck) checkCert(hostname string, remote net.Addr, cert *ssh.Cer
 	// the certificate it comes in (OpenSSH falls back to it too); a
 	// different one is a changed key.
 	if !c.knownOnlyByCA(hostname) {
-		return c.checkKey(hostname, remote, cert.Key, cert)
+		return c.checkKey(remote, cert.Key, cert)
 	}
 	// The host is known only through its CA and the certificate does not
 	// pass: refused, never recorded as a new key.
-	hke := c.hostKeyError(hostname, cert.Key, certErr)
+	hke := c.hostKeyError(cert.Key, certErr)
+	// The file of the CA lines: a plain key is not among them.
+	hke.KnownHostsFile = c.fileOf(c.db.HostKeyCallback()(hostname, remote, cert.Key))
 	hke.InvalidCert, hke.CertProblem = true, certProblem(cert, hostname, now, certErr)
 	hke.KeyType = keyTypeName(cert.Type())
 	return hke
@@ -195,14 +339,47 @@ func (c *hostKeyCheck) knownOnlyByCA(address string) bool {
 	return len(keys) > 0 && !slices.ContainsFunc(keys, func(k knownhosts.PublicKey) bool { return !k.Cert })
 }
 
-func (c *hostKeyCheck) hostKeyError(hostname string, key ssh.PublicKey, err error) *HostKeyError {
+// hostKeyError describes the refusal of key for err, a result of the
+// known_hosts callback.
+func (c *hostKeyCheck) hostKeyError(key ssh.PublicKey, err error) *HostKeyError {
 	return &HostKeyError{
-		Host:           knownhosts.Normalize(hostname),
+		Host:           knownhosts.Normalize(c.host),
 		KeyType:        keyTypeName(key.Type()),
 		Fingerprint:    ssh.FingerprintSHA256(key),
-		KnownHostsFile: c.file,
+		KnownHostsFile: c.fileOf(err),
 		Err:            err,
 	}
+}
+
+// fileOf names the known_hosts file behind err, a result of the
+// known_hosts callback: the one with the @revoked line; else the first one
+// with a key for the host, preferring plain keys to @cert-authority lines
+// (it is the file to remove a changed key from); else, for an unknown host,
+// the file a new key is recorded in.
+func (c *hostKeyCheck) fileOf(err error) string {
+	var revoked *xknownhosts.RevokedError
+	if errors.As(err, &revoked) {
+		return revoked.Revoked.Filename
+	}
+	var keyErr *xknownhosts.KeyError
+	if !errors.As(err, &keyErr) || len(keyErr.Want) == 0 {
+		return c.kh.record
+	}
+	// HostKeys tells CA lines apart but not their files; Want (in the
+	// order the files were read) has the files. A key that is both a CA
+	// and a plain host key counts as plain.
+	plain := map[string]bool{}
+	for _, k := range c.db.HostKeys(c.host) {
+		if !k.Cert {
+			plain[string(k.Marshal())] = true
+		}
+	}
+	for _, k := range keyErr.Want {
+		if plain[string(k.Key.Marshal())] {
+			return k.Filename
+		}
+	}
+	return keyErr.Want[0].Filename
 }
 
 // certProblem says why ssh.CertChecker refused cert for address, in words
@@ -233,10 +410,11 @@ func (c *hostKeyCheck) result() (verified bool, refusal error) {
 	return c.verified, c.refusal
 }
 
-// appendKnownHost records key for hostname. The line goes out in one write
-// to a file opened O_APPEND, so concurrent dials recording keys cannot
-// interleave within a line.
-func appendKnownHost(file, hostname string, key ssh.PublicKey) error {
+// appendKnownHost records key for hostname, hashed (the |1|salt|hash form
+// of OpenSSH's HashKnownHosts) when hash is set. The line goes out in one
+// write to a file opened O_APPEND, so concurrent dials recording keys
+// cannot interleave within a line.
+func appendKnownHost(file, hostname string, key ssh.PublicKey, hash bool) error {
 	fail := func(err error) error {
 		return dialErr(ErrKnownHosts, err, "cannot record the host key in %s: %s; check the file's permissions", file, causeText(err))
 	}
@@ -248,6 +426,11 @@ func appendKnownHost(file, hostname string, key ssh.PublicKey) error {
 		return fail(err)
 	}
 	line := knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key) + "\n"
+	if hash {
+		// Hashed as x/crypto matches it: the normalized name.
+		line = xknownhosts.HashHostname(xknownhosts.Normalize(hostname)) + " " + key.Type() + " " +
+			base64.StdEncoding.EncodeToString(key.Marshal()) + "\n"
+	}
 	if !endsWithNewline(file) {
 		line = "\n" + line // do not glue our line onto an unterminated last line
 	}
