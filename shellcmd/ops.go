@@ -78,8 +78,13 @@ var (
 		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release"})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{Keep, Delete, Sweep, NoProc}),
 		Ends: join(releasing, []Verb{NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "gc"})}
+	// OpDoctor is read-only; it runs without h_setup (its Main is
+	// h_op_doctor alone) and reports the path checks, whose ERROR it
+	// captures, as CHECK lines. ERROR is listed for h_setup, which every
+	// command carries.
+	OpDoctor = &Op{Name: "doctor", Sends: []Verb{Check, NoStore, Free, Lock, Debris}, Ends: []Verb{Doctor, Error}, Codes: setupCodes}
 )
 
 // Ops lists every operation.
 var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote,
-	OpDropStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC}
+	OpDropStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor}

@@ -59,6 +59,9 @@ const (
 	Sweep      Verb = "SWEEP"
 	NoProc     Verb = "NOPROC"
 	Dropped    Verb = "DROPPED"
+	// The doctor's: CHECK name status value detail, then DOCTOR.
+	Check  Verb = "CHECK"
+	Doctor Verb = "DOCTOR"
 )
 
 // fieldCount is each verb's number of fields; the last field takes the rest
@@ -72,6 +75,7 @@ var fieldCount = map[Verb]int{
 	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
 	NoProc: 0, Dropped: 0,
 	Refreshed: 1, Kept: 1, Fenced: 0, NoRun: 1, RunLine: 6, RunState: 5, Cut: 2,
+	Check: 4, Doctor: 0,
 }
 
 // Verdict is one protocol line: a verb and its fields.

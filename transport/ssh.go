@@ -77,6 +77,9 @@ type SSHConfig struct {
 	// Name is what messages call the host: the name the user gave (an
 	// alias of the configuration). Default user@host:port.
 	Name string
+	// Via says how the host is reached when not directly: "ProxyJump
+	// a,b" or "ProxyCommand …" (set by Resolved.Apply, for reports).
+	Via string
 
 	// IdentitiesOnly offers only IdentityFiles (and their certificates),
 	// and of the agent's keys only those whose public key is one of them.
@@ -155,6 +158,8 @@ type SSH struct {
 
 	rtt time.Duration // measured once, with a logger
 
+	reached Reached
+
 	mu       sync.Mutex
 	lostWhy  error // why the connection was closed by us, for Run's errors
 	lostOnce sync.Once
@@ -203,6 +208,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 		name = cfg.Name
 	}
 	s := &SSH{
+		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFiles},
 		target:   name,
 		client:   client,
 		conn:     conn,
@@ -238,6 +244,19 @@ func (s *SSH) Target() string { return s.target }
 // Client returns the underlying connection, for SFTP. Sessions opened on it
 // do not count against MaxSessions.
 func (s *SSH) Client() *ssh.Client { return s.client }
+
+// Reached is how a connection was made, for reports (hoist doctor).
+type Reached struct {
+	User, Addr string
+	// Via is "" for a direct connection, else "ProxyJump …" or
+	// "ProxyCommand …".
+	Via string
+	// Identities are the identity files offered (the agent's keys too).
+	Identities []string
+}
+
+// Reached says how this connection was made.
+func (s *SSH) Reached() Reached { return s.reached }
 
 // Close implements [Transport]. Commands still running on the host see
 // their client go away; Runs in progress return ErrUnknownOutcome.

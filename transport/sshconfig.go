@@ -319,7 +319,8 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		return nil
 	}
 	if pc := r.Get("proxycommand"); pc != "" && pc != "none" {
-		cfg.Dialer = proxyCommandDialer(r.tokens(pc, original))
+		pc = r.tokens(pc, original)
+		cfg.Dialer, cfg.Via = proxyCommandDialer(pc), "ProxyCommand "+pc
 		return nil
 	}
 	if pj := r.Get("proxyjump"); pj != "" && pj != "none" {
@@ -327,7 +328,7 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		if err != nil {
 			return err
 		}
-		cfg.Dialer = d
+		cfg.Dialer, cfg.Via = d, "ProxyJump "+pj
 	}
 	return nil
 }

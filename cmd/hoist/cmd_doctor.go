@@ -1,0 +1,500 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os/user"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/transport"
+)
+
+func (a *app) doctorCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "check each host for what hoist needs there, changing nothing",
+		Long: `doctor connects to each host and reports a checklist, each item OK, WARN or
+FAIL, with what to do about each problem:
+
+  target    the user, host and port it reached (the jump hosts and the
+            identity used are not known yet: "-")
+  auth      how it logged in
+  rtt       the round-trip time, and how long a trivial command takes
+  clock     the host's clock against this machine's, ± half the time the
+            reading took
+  login     the login shell (the passwd entry, and $SHELL)
+  sh        what /bin/sh is: dash, bash, busybox, mksh...
+  userland  GNU coreutils, busybox, toybox or BSD
+  stat, sha256, tar, gzip, sleep, mv, touch, setsid, df, find
+            each tool hoist uses on the host, tried the way hoist uses it
+  boot      the machine id and boot id (the previous-boot rule)
+  proc      whether /proc is the login's own (the exited rule)
+  root      the store root as the host resolves it, its owner and mode
+  paths     the checks hoist makes before it touches a store
+  space     the free space where the store is or would be
+  lock      the store lock, as lock status reads it
+
+It changes nothing on the host: it creates no store and takes no lock.
+It exits 1 when any item fails.`,
+		Example: `  hoist -H deploy@web1 doctor
+  hoist -H web1,web2 --root /srv/hoist doctor --json`,
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return a.lockFleet(a.doctor) },
+	}
+}
+
+// The statuses of a check.
+const (
+	checkOK   = "ok"
+	checkWarn = "warn"
+	checkFail = "fail"
+)
+
+// check is one item of the checklist. Value is one word for scripts;
+// Detail says it for people; Fix, for an item that is not ok, what to do.
+type check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Value  string `json:"value"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// doctorTarget is the target as reached. Jump and Identity are "-" until
+// the transport can tell them.
+type doctorTarget struct {
+	User     string `json:"user"`
+	Host     string `json:"host"`
+	Port     string `json:"port"`
+	Jump     string `json:"jump"`
+	Identity string `json:"identity"`
+}
+
+func (a *app) doctor(ctx context.Context, l *lock.Lock) result {
+	t := l.Host().Transport()
+	tg := reachedTarget(t)
+	checks := []check{a.targetCheck(t, tg), a.authCheck(t)}
+	checks = append(checks, timeChecks(ctx, t)...)
+	hc, lockJSON := hostChecks(ctx, l)
+	checks = append(checks, hc...)
+
+	var b strings.Builder
+	counts := map[string]int{}
+	var failed []string
+	for i := range checks {
+		c := &checks[i]
+		if c.Fix == "" && c.Status != checkOK {
+			c.Fix = doctorFix(*c)
+		}
+		counts[c.Status]++
+		if c.Status == checkFail {
+			failed = append(failed, c.Name)
+		}
+		fmt.Fprintf(&b, "%-4s  %-8s  %s\n", strings.ToUpper(c.Status), c.Name, c.Detail)
+		if c.Fix != "" {
+			fmt.Fprintf(&b, "      %-8s  fix: %s\n", "", c.Fix)
+		}
+	}
+	fmt.Fprintf(&b, "%d ok, %d warn, %d fail", counts[checkOK], counts[checkWarn], counts[checkFail])
+	r := result{data: b.String(), table: true, json: map[string]any{
+		"target": tg, "checks": checks,
+		"summary": map[string]int{checkOK: counts[checkOK], checkWarn: counts[checkWarn], checkFail: counts[checkFail]},
+	}}
+	if lockJSON != nil {
+		r.json["lock"] = lockJSON
+	}
+	if n := len(failed); n > 0 {
+		what := "checks"
+		if n == 1 {
+			what = "check"
+		}
+		r.err = fmt.Errorf("%d %s failed: %s", n, what, strings.Join(failed, ", "))
+	}
+	return r
+}
+
+// reachedTarget splits the transport's "user@host:port".
+func reachedTarget(t transport.Transport) doctorTarget {
+	tg := doctorTarget{User: "-", Host: "-", Port: "-", Jump: "-", Identity: "-"}
+	if _, ok := t.(*transport.Local); ok {
+		tg.Host = transport.LocalTarget
+		if u, err := user.Current(); err == nil {
+			tg.User = u.Username
+		}
+		return tg
+	}
+	s := t.Target()
+	if ssh, ok := t.(*transport.SSH); ok {
+		// As the connection was made: after the OpenSSH configuration.
+		r := ssh.Reached()
+		s = r.User + "@" + r.Addr
+		if r.Via != "" {
+			tg.Jump = r.Via
+		}
+		if len(r.Identities) > 0 {
+			tg.Identity = strings.Join(r.Identities, ",")
+		}
+	}
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		tg.User, s = s[:at], s[at+1:]
+	}
+	if host, port, err := net.SplitHostPort(s); err == nil {
+		tg.Host, tg.Port = host, port
+	} else {
+		tg.Host = s
+	}
+	return tg
+}
+
+func (a *app) targetCheck(t transport.Transport, tg doctorTarget) check {
+	if _, ok := t.(*transport.Local); ok {
+		return check{Name: "target", Status: checkOK, Value: transport.LocalTarget,
+			Detail: fmt.Sprintf("local: this machine as %s, through /bin/sh; no ssh", tg.User)}
+	}
+	return check{Name: "target", Status: checkOK, Value: t.Target(),
+		Detail: fmt.Sprintf("%s: user %s, host %s, port %s; via %s; identity files offered %s", t.Target(), tg.User, tg.Host, tg.Port, tg.Jump, tg.Identity)}
+}
+
+func (a *app) authCheck(t transport.Transport) check {
+	if _, ok := t.(*transport.SSH); !ok {
+		return check{Name: "auth", Status: checkOK, Value: "-", Detail: "none: the target is this machine"}
+	}
+	offered := ""
+	if len(a.g.identities) > 0 {
+		offered = " (-i " + strings.Join(a.g.identities, ", ") + ")"
+	}
+	// The transport offers public keys only; which one the host took it
+	// does not tell (yet).
+	return check{Name: "auth", Status: checkOK, Value: "publickey",
+		Detail: "public key, the only method hoist offers" + offered + "; the key the host accepted is not known yet"}
+}
+
+// timeChecks are the round-trip time and the host's clock, read with one
+// trivial command.
+func timeChecks(ctx context.Context, t transport.Transport) []check {
+	rtt := linkRTT(t)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	begin := time.Now()
+	status, err := t.Run(ctx, transport.Request{Command: "date +%s.%N", Stdout: &out, Stderr: &errb})
+	end := time.Now()
+	took := end.Sub(begin)
+
+	rc := check{Name: "rtt", Status: checkOK, Value: "-"}
+	switch {
+	case rtt > 0:
+		rc.Value = round(rtt).String()
+		rc.Detail = fmt.Sprintf("%s round trip (ssh keepalive)", round(rtt))
+		if rtt > time.Second {
+			rc.Status = checkWarn
+			rc.Detail += ": a slow link; every host command costs at least one"
+		}
+	case isLocal(t):
+		rc.Detail = "local: no network"
+	default:
+		rc.Detail = "the round trip could not be measured"
+	}
+	if err == nil {
+		rc.Detail += fmt.Sprintf("; a trivial command takes %s", round(took))
+	}
+
+	cc := check{Name: "clock", Status: checkWarn, Value: "-"}
+	hostTime, resolution, ok := parseHostTime(out.String())
+	switch {
+	case err != nil:
+		cc.Detail = "cannot read the host's clock: " + err.Error()
+	case status != 0 || !ok:
+		cc.Detail = fmt.Sprintf("cannot read the host's clock: date +%%s exited %d: %s", status,
+			firstLine(strings.TrimSpace(out.String()+" "+errb.String())))
+	default:
+		// The host read its clock somewhere between begin and end: at the
+		// middle, give or take half the time, and the resolution of what
+		// it printed.
+		mid := begin.Add(took / 2)
+		skew := hostTime.Add(resolution / 2).Sub(mid)
+		unc := took/2 + resolution/2
+		cc.Value = fmt.Sprintf("%+.3fs", skew.Seconds())
+		cc.Status = checkOK
+		switch abs := time.Duration(math.Abs(float64(skew))); {
+		case abs <= unc:
+			cc.Detail = fmt.Sprintf("the host's clock agrees with this machine's (%+.3fs ± %.3fs)", skew.Seconds(), unc.Seconds())
+		default:
+			way := "ahead of"
+			if skew < 0 {
+				way = "behind"
+			}
+			cc.Detail = fmt.Sprintf("the host's clock is %.3fs %s this machine's (± %.3fs)", abs.Seconds(), way, unc.Seconds())
+			if abs-unc > 5*time.Second {
+				cc.Status = checkWarn
+			}
+		}
+	}
+	return []check{rc, cc}
+}
+
+// linkRTT is the connection's round-trip time: measured when it was made
+// (with -v), else the fastest of three keepalive requests. Zero when not
+// known.
+func linkRTT(t transport.Transport) time.Duration {
+	s, ok := t.(*transport.SSH)
+	if !ok {
+		return 0
+	}
+	if d := s.RTT(); d > 0 {
+		return d
+	}
+	var best time.Duration
+	for range 3 {
+		begin := time.Now()
+		if _, _, err := s.Client().SendRequest("keepalive@openssh.com", true, nil); err != nil {
+			break
+		}
+		if d := time.Since(begin); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+func isLocal(t transport.Transport) bool {
+	_, ok := t.(*transport.Local)
+	return ok
+}
+
+var hostTimeRE = regexp.MustCompile(`(?m)^([0-9]+)(?:\.([0-9]{9}))?`)
+
+// parseHostTime reads what date +%s.%N printed: seconds and nanoseconds
+// (GNU), or seconds and a literal %N (busybox, BSD), whose resolution is a
+// second. The last such line counts: a login script may print before it.
+func parseHostTime(out string) (t time.Time, resolution time.Duration, ok bool) {
+	m := hostTimeRE.FindAllStringSubmatch(out, -1)
+	if len(m) == 0 {
+		return time.Time{}, 0, false
+	}
+	last := m[len(m)-1]
+	sec, err := strconv.ParseInt(last[1], 10, 64)
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	if last[2] == "" {
+		return time.Unix(sec, 0), time.Second, true
+	}
+	ns, _ := strconv.ParseInt(last[2], 10, 64)
+	return time.Unix(sec, ns), time.Microsecond, true
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if s == "" {
+		return "no output"
+	}
+	return s
+}
+
+// hostChecks runs the doctor's one host command: the checks it says, and
+// the lock (also as lock status shows it in --json).
+func hostChecks(ctx context.Context, l *lock.Lock) ([]check, map[string]any) {
+	fr := shellcmd.Render(shellcmd.OpDoctor, shellcmd.Params{Root: l.Root(), Stale: l.Stale})
+	// Without h_setup, which ends a command on a store that fails its
+	// checks: the doctor reports them instead.
+	fr.Main = "h_op_doctor\n"
+	r, err := l.Host().Exec(ctx, remote.Call{Fragment: fr})
+	var checks, debris []check
+	var lockJSON map[string]any
+	done := false
+	if r != nil {
+		for _, v := range r.Verdicts {
+			switch v.Verb {
+			case shellcmd.Check:
+				checks = append(checks, check{Name: v.Field(0), Status: v.Field(1), Value: v.Field(2), Detail: v.Field(3)})
+			case shellcmd.NoStore:
+				checks = append(checks, check{Name: "lock", Status: checkOK, Value: "nostore", Detail: "free: there is no store yet"})
+				lockJSON = stateJSON(lock.State{})
+			case shellcmd.Free:
+				checks = append(checks, check{Name: "lock", Status: checkOK, Value: "free", Detail: "free"})
+				lockJSON = stateJSON(lock.State{Store: true})
+			case shellcmd.Lock:
+				s := lockState(v, l)
+				checks = append(checks, lockCheck(s))
+				lockJSON = stateJSON(s)
+			case shellcmd.Debris:
+				p := v.Field(0)
+				debris = append(debris, check{Name: "debris", Status: checkWarn, Value: p,
+					Detail: p + " was left by an earlier hoist and nothing uses it", Fix: "remove it (rm -r " + p + ")"})
+			case shellcmd.Doctor:
+				done = true
+			}
+		}
+	}
+	checks = append(checks, debris...)
+	for i, c := range checks {
+		switch c.Status {
+		case checkOK, checkWarn, checkFail:
+		default:
+			checks[i].Status = checkFail
+			checks[i].Detail = "the host said " + strconv.Quote(c.Status) + ": " + c.Detail
+		}
+	}
+	switch {
+	case err != nil:
+		checks = append(checks, check{Name: "host", Status: checkFail, Value: "-", Detail: err.Error(), Fix: hostFix(err)})
+	case !done:
+		checks = append(checks, check{Name: "host", Status: checkFail, Value: "-",
+			Detail: fmt.Sprintf("the host command ended (exit %d) before its checks did: %s", r.Status, r.NoiseLine()),
+			Fix:    "run hoist -v doctor to see the host command; hoist needs a POSIX /bin/sh on the host"})
+	}
+	return checks, lockJSON
+}
+
+// lockState reads a LOCK verdict (age why proc record) the way lock.Status
+// does.
+func lockState(v shellcmd.Verdict, l *lock.Lock) lock.State {
+	stale := l.Stale
+	if stale <= 0 {
+		stale = shellcmd.DefaultStale
+	}
+	s := lock.State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: l.Host().Facts()}
+	if n := shellcmd.Age(v.Field(0)); n >= 0 {
+		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
+	}
+	if why := v.Field(1); why != "-" {
+		s.Why = why
+	}
+	if p := v.Field(2); p != "-" {
+		s.Proc = p
+	}
+	if raw := v.Field(3); raw != "-" {
+		s.Raw = raw
+		s.Record, s.RecordOK = shellcmd.ParseRecord(raw)
+		if s.RecordOK {
+			s.Lease = s.Record.EffectiveLease(stale)
+		}
+	}
+	return s
+}
+
+func lockCheck(s lock.State) check {
+	c := check{Name: "lock", Status: checkOK, Value: "held"}
+	token := "-"
+	if s.RecordOK {
+		token = s.Record.Token
+	}
+	c.Detail = fmt.Sprintf("held by %s; token %s; %s", s.Describe(), token, s.Reason())
+	if p := s.Process(); p != "" && s.Why == "" {
+		c.Detail += "; " + p
+	}
+	switch {
+	case s.Stealable():
+		c.Status, c.Value = checkWarn, s.Why
+		c.Fix = "nobody can be holding it: the next command takes it over, or remove it now with hoist lock break"
+	case !s.AgeKnown || !s.RecordOK:
+		c.Status = checkWarn
+		c.Fix = "see hoist lock status; if its holder is gone, remove it with hoist lock break --force --token " + token
+	}
+	return c
+}
+
+// hostFix says what to do when the doctor's host command failed.
+func hostFix(err error) string {
+	switch {
+	case errors.Is(err, remote.ErrNoShell):
+		return "hoist needs a POSIX /bin/sh on the host: install one (dash, bash, busybox)"
+	case errors.Is(err, transport.ErrUnknownOutcome):
+		return "the connection was lost; the doctor changes nothing, so run it again"
+	case errors.Is(err, shellcmd.ErrVerdict):
+		return "the host's reply did not parse: run hoist -v doctor, and report it"
+	}
+	return "run hoist -v doctor to see what happened"
+}
+
+// doctorFix says what to do about an item that is not ok.
+func doctorFix(c check) string {
+	switch c.Name {
+	case "login":
+		return "make sure the login has a passwd entry"
+	case "sh":
+		return "hoist is tested with dash, bash, busybox ash and mksh as /bin/sh; others that are POSIX should work"
+	case "userland":
+		return "hoist is tested with GNU coreutils, busybox and BSD userlands; install GNU coreutils or busybox"
+	case "stat":
+		return "install GNU coreutils or busybox (stat -c %Y), so a lock whose holder vanished frees when its lease runs out"
+	case "sha256":
+		return "install GNU coreutils (sha256sum) or perl (shasum): push verifies every upload with it"
+	case "tar":
+		return "install tar: push unpacks every upload with it"
+	case "sleep":
+		return "install GNU coreutils or busybox (sleep 0.1), so waits poll every 100 ms"
+	case "mv":
+		if c.Value == "-" {
+			return "install GNU coreutils or busybox (mv -T): activate and rollback rename current with it"
+		}
+	case "touch":
+		if c.Value == "-" {
+			return "install GNU coreutils or busybox (touch -c): heartbeats renew leases with it"
+		}
+	case "setsid":
+		return "install util-linux (setsid), so hoist run can stop everything a command started"
+	case "df":
+		return "install a df that takes -P (GNU coreutils, busybox)"
+	case "find":
+		return "install GNU findutils or busybox (find -mmin), so gc removes abandoned uploads"
+	case "boot":
+		return "give the host a machine id (systemd-machine-id-setup) and a readable /proc/sys/kernel/random/boot_id"
+	case "proc":
+		return "mount the login's own /proc (in a container, its PID namespace's), so hoist can tell that a holder has exited"
+	case "clock":
+		if c.Value == "-" {
+			return "hoist reads ages with date +%s on the host: install GNU coreutils or busybox"
+		}
+		return "sync the host's clock (NTP: timedatectl set-ntp true, or chrony): lock records carry the host's time"
+	case "rtt":
+		return "a closer network path or a jump host nearer the host helps; hoist works either way"
+	case "root":
+		switch c.Value {
+		case "nohome":
+			return (&lock.HostError{Code: "nohome"}).Error()
+		case "unsearchable":
+			return "let the login search the directories above the root (chmod o+x), or choose another --root"
+		case "notdir":
+			return "move what is in the way, or choose another --root"
+		case "unwritable":
+			return "create the root (mkdir, then chown it to the login), or choose another --root"
+		}
+	case "paths":
+		return (&lock.HostError{Code: "path", Detail: c.Detail}).Error()
+	case "space":
+		return "free space on that filesystem (hoist gc drops old runtimes), or choose another --root"
+	case "lock":
+		if c.Status == checkFail {
+			return (&lock.HostError{Code: "lockpath", Detail: c.Detail}).Error()
+		}
+		if c.Value == "-" {
+			return "fix the store's paths first (see paths)"
+		}
+		return "see hoist lock status"
+	}
+	return ""
+}
