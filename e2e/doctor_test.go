@@ -77,8 +77,8 @@ func TestDoctorPlainHost(t *testing.T) {
 	rep, txt := doctor(t, h, root)
 	noneFail(t, rep, txt)
 	if rep.Target.User != h.User || rep.Target.Host != "127.0.0.1" || rep.Target.Port != strconv.Itoa(h.Port) ||
-		rep.Target.Jump != "-" || rep.Target.Identity != "-" {
-		t.Errorf("target: %+v, want %s at 127.0.0.1 port %d", rep.Target, h.User, h.Port)
+		rep.Target.Jump != "-" || rep.Target.Identity != h.KeyFile {
+		t.Errorf("target: %+v, want %s at 127.0.0.1 port %d, directly, offering %s", rep.Target, h.User, h.Port, h.KeyFile)
 	}
 	if _, v, _, _ := rep.check(t, "auth"); v != "publickey" {
 		t.Errorf("auth: %q, want publickey", v)
