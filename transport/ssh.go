@@ -84,8 +84,9 @@ type SSHConfig struct {
 	// IdentitiesOnly offers only IdentityFiles (and their certificates),
 	// and of the agent's keys only those whose public key is one of them.
 	IdentitiesOnly bool
-	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK;
-	// "none" uses no agent.
+	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK:
+	// a path (a leading ~ and $VAR expand), "SSH_AUTH_SOCK" for the
+	// environment's, or "none" for no agent.
 	IdentityAgent string
 	// CertificateFiles are OpenSSH user certificates to offer with the
 	// matching private keys; a key's "<file>-cert.pub" is offered too.

@@ -55,6 +55,7 @@ type app struct {
 	signal   os.Signal     // the first one received
 	held     *bytes.Buffer // stdout kept back while bars are drawn
 	printed  bool          // something went to stdout already
+	keys     *passphrases  // passphrases given for identity files
 }
 
 func newApp(stdout, stderr io.Writer, signals <-chan os.Signal) *app {

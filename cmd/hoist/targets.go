@@ -71,6 +71,7 @@ func (a *app) sshConfig(target string) (transport.SSHConfig, error) {
 		KnownHostsFile:   a.g.knownHosts,
 		AcceptNewHostKey: a.g.acceptNew,
 		Logger:           a.hostLogger(),
+		Passphrase:       a.passphrase(),
 	}
 	for _, o := range a.g.sshOpts {
 		k, v, ok := strings.Cut(o, "=")
