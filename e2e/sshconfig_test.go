@@ -121,3 +121,69 @@ func TestSSHConfigProxyJump(t *testing.T) {
 		})
 	}
 }
+
+// TestSSHConfigKnownHosts: host keys as the configuration says, on a real
+// sshd: a key only in the GlobalKnownHostsFile is accepted;
+// StrictHostKeyChecking accept-new with HashKnownHosts records a hashed
+// line that the next connection finds; a changed key is refused, with the
+// fingerprints and the ssh-keygen -R line; StrictHostKeyChecking no warns.
+func TestSSHConfigKnownHosts(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	dir := t.TempDir()
+	block := func(extra ...string) string {
+		lines := []string{"Host box", "  HostName 127.0.0.1", fmt.Sprintf("  Port %d", h.Port), "  User " + h.User,
+			"  IdentityFile " + h.KeyFile, "  IdentitiesOnly yes"}
+		return strings.Join(append(lines, extra...), "\n") + "\n"
+	}
+	global, _ := os.ReadFile(h.KnownHosts)
+	globalFile := filepath.Join(dir, "global_known_hosts")
+	if err := os.WriteFile(globalFile, global, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty_known_hosts")
+	cfg := writeConfig(t, block("  UserKnownHostsFile "+empty, "  GlobalKnownHostsFile "+globalFile))
+	if r := sshConfigCLI(t, cfg, root).run("-H", "box", "lock", "status"); r.code != 0 {
+		t.Fatalf("a key only in the global known_hosts: %s", r)
+	}
+	if exists(empty) {
+		t.Fatal("a key found in the global file must not be recorded in the user's")
+	}
+
+	hashed := filepath.Join(dir, "hashed_known_hosts")
+	cfg = writeConfig(t, block("  UserKnownHostsFile "+hashed, "  GlobalKnownHostsFile /dev/null",
+		"  StrictHostKeyChecking accept-new", "  HashKnownHosts yes"))
+	if r := sshConfigCLI(t, cfg, root).run("-H", "box", "lock", "status"); r.code != 0 {
+		t.Fatalf("accept-new: %s", r)
+	}
+	data, _ := os.ReadFile(hashed)
+	if !strings.HasPrefix(string(data), "|1|") || strings.Contains(string(data), "127.0.0.1") {
+		t.Fatalf("HashKnownHosts: want one hashed line, got %q", data)
+	}
+	// The hashed line is found: strict checking now passes.
+	cfg = writeConfig(t, block("  UserKnownHostsFile "+hashed, "  GlobalKnownHostsFile /dev/null", "  StrictHostKeyChecking yes"))
+	if r := sshConfigCLI(t, cfg, root).run("-H", "box", "lock", "status"); r.code != 0 {
+		t.Fatalf("the hashed line must be found: %s", r)
+	}
+
+	// Another key for the host: refused, with the fingerprints and the fix.
+	changed := filepath.Join(dir, "changed_known_hosts")
+	other := fmt.Sprintf("[127.0.0.1]:%d ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHXJ9lXTQ1R4XkXXwS8Yz0l1h5c8b0Jh0Q5bT0Q1a2b3\n", h.Port)
+	if err := os.WriteFile(changed, []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg = writeConfig(t, block("  UserKnownHostsFile "+changed, "  GlobalKnownHostsFile /dev/null", "  StrictHostKeyChecking no"))
+	r := sshConfigCLI(t, cfg, root).run("-H", "box", "lock", "status")
+	if r.code == 0 || !strings.Contains(r.stderr, "ssh-keygen -R") || !strings.Contains(r.stderr, "SHA256:") {
+		t.Fatalf("a changed key must be refused, even with StrictHostKeyChecking no: %s", r)
+	}
+
+	// StrictHostKeyChecking no: an unknown key is accepted, loudly.
+	cfg = writeConfig(t, block("  UserKnownHostsFile "+filepath.Join(dir, "none_known_hosts"), "  GlobalKnownHostsFile /dev/null",
+		"  StrictHostKeyChecking no"))
+	r = sshConfigCLI(t, cfg, root).run("-H", "box", "-q", "lock", "status")
+	if r.code != 0 || !strings.Contains(r.stderr, "WARNING: StrictHostKeyChecking no") {
+		t.Fatalf("StrictHostKeyChecking no: want it connected with a warning: %s", r)
+	}
+}

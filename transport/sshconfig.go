@@ -300,7 +300,7 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 	switch r.Get("stricthostkeychecking") {
 	case "accept-new":
 		cfg.AcceptNewHostKey = true
-	case "no", "off":
+	case "no", "off", "false": // ssh -G prints "no" as false
 		cfg.InsecureIgnoreHostKey = true
 	}
 	if s := r.Get("connecttimeout"); s != "" && s != "none" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -124,6 +125,11 @@ func (a *app) connect(ctx context.Context, target string) (transport.Transport, 
 	o := transport.ConfigOptions{File: a.g.sshFile, Port: a.g.port, User: a.g.login, Jump: a.g.jump, Options: a.g.sshOpts}
 	if err := transport.ResolveTarget(ctx, target, o, &cfg); err != nil {
 		return nil, err
+	}
+	if cfg.InsecureIgnoreHostKey && !cfg.AcceptNewHostKey {
+		// Said even with -q: nobody checks who answers.
+		a.con.line(fmt.Sprintf("hoist: %s: WARNING: StrictHostKeyChecking no: a host key no known_hosts file lists is accepted unchecked; anyone on the path can pose as this host",
+			printable(transport.RedactTarget(target))))
 	}
 	return transport.DialSSH(ctx, cfg)
 }
