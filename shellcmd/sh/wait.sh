@@ -14,6 +14,7 @@ h_watch() {
 		done
 		true >"$h_scr/gone"
 	} <&5 >/dev/null 2>&1 &
+	h_wpid=$!
 	exec 5<&- </dev/null
 }
 

@@ -54,6 +54,9 @@ h_run() {
 	h_status "$h_st"
 	h_release
 	h_rr=$?
+	# The run's record is kept: the stdin watcher must not write into it
+	# after the run (it would say "gone" when the client closes).
+	kill "$h_wpid" 2>/dev/null
 	if [ -f "$h_scr/leaselost" ]; then h_say FENCED; fi
 	h_say_release "$h_rr"
 	h_say EXIT "$h_st"
