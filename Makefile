@@ -10,7 +10,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id
 TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip shellcheck
 TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip shellcheck
 
-.PHONY: all build demo test deps unit e2e bench lint clean
+.PHONY: all build demo test deps unit e2e bench lint clean sandbox sandbox-down sandbox-test
 
 all: build
 
@@ -55,6 +55,10 @@ deps:
 	$(GO) mod download
 
 test: deps lint unit e2e
+	@if ! command -v podman >/dev/null 2>&1; then echo "make test: podman is not installed: the sandbox fleet test is skipped (make sandbox-test runs it)"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "make test: not root: the sandbox fleet test is skipped (it needs rootful podman: sudo make sandbox-test)"; \
+	elif ! e2e/sandbox/fleet image; then echo "make test: the sandbox image could not be built (debootstrap needs deb.debian.org): the sandbox fleet test is skipped (make sandbox-test runs it)"; \
+	else $(MAKE) --no-print-directory sandbox-test; fi
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
@@ -75,6 +79,26 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 	@command -v shellcheck >/dev/null || { echo "shellcheck is not installed: run make deps (make test installs it)"; exit 1; }
 	shellcheck -s sh shellcmd/sh/*.sh
+
+# The sandbox fleet (docker-compose.yml): three sshd boxes in podman on
+# 127.0.0.1:2201-2203 (login shells bash, busybox ash, fish), reached through
+# the generated e2e/sandbox/state/ssh_config. `sandbox` builds the image when
+# it is missing or stale, generates the keys, ssh_config and known_hosts,
+# starts the boxes and waits until each answers; as root.
+sandbox: build
+	@e2e/sandbox/fleet up
+
+sandbox-down:
+	@e2e/sandbox/fleet down
+
+# The e2e sandbox mode against the fleet: up, the Sandbox tests, down. A
+# fleet that was up before is left up.
+sandbox-test: build
+	@was_up=; e2e/sandbox/fleet running && was_up=1; \
+	e2e/sandbox/fleet up || { [ -n "$$was_up" ] || e2e/sandbox/fleet down; exit 1; }; \
+	status=0; HOIST_SANDBOX=1 $(GO) test -count=1 -v -timeout 5m -run Sandbox ./e2e/ || status=$$?; \
+	if [ -n "$$was_up" ]; then echo "sandbox: leaving the fleet up, as it was (make sandbox-down)"; else e2e/sandbox/fleet down; fi; \
+	exit $$status
 
 clean:
 	rm -rf bin
