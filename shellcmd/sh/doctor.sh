@@ -140,22 +140,15 @@ h_dr_tools() {
 	esac
 
 	h_drx=-
-	for h_drt in sha256sum shasum sha256; do
-		if command -v "$h_drt" >/dev/null 2>&1; then
-			h_drx=$h_drt
-			break
-		fi
-	done
+	if h_shatool; then h_drx=$h_shacmd; fi
 	if [ "$h_drx" != - ]; then
 		if [ "$(h_sha256 /dev/null)" = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 ]; then
 			h_dr_check sha256 ok "$h_drx" "$h_drx verifies uploads"
 		else
 			h_dr_check sha256 fail "$h_drx" "$h_drx does not print the SHA-256 of an empty file: push cannot verify uploads"
 		fi
-	elif command -v openssl >/dev/null 2>&1; then
-		h_dr_check sha256 fail openssl "only openssl dgst, which hoist does not use: push cannot verify uploads"
 	else
-		h_dr_check sha256 fail - "no sha256sum, shasum or sha256: push cannot verify uploads"
+		h_dr_check sha256 fail - "no openssl, sha256sum, shasum or sha256: push cannot verify uploads"
 	fi
 
 	if command -v tar >/dev/null 2>&1; then

@@ -87,7 +87,7 @@ h_op_promote() {
 		return
 	fi
 	if ! h_shatool; then
-		h_say ERROR nosha256 "no sha256sum, shasum or sha256 on the host"
+		h_say ERROR nosha256 "no openssl, sha256sum, shasum or sha256 on the host"
 		h_rmtree "$h_stage"
 		return
 	fi

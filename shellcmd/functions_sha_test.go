@@ -1,0 +1,82 @@
+package shellcmd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestShSHA256Tools: h_sha256 picks the fastest tool the host has (openssl,
+// then sha256sum, GNU or busybox) and gives the same digest with each; a
+// host with none of them has no tool (h_shatool fails, push says nosha256).
+// PATH holds only the tool under test (and printf), as links in a
+// directory of its own.
+func TestShSHA256Tools(t *testing.T) {
+	data := []byte("hoist verifies every upload\n")
+	sum := sha256.Sum256(data)
+	want := hex.EncodeToString(sum[:])
+	busybox, _ := exec.LookPath("busybox")
+	tools := map[string]map[string]string{} // case -> link name -> target
+	for _, c := range []struct{ name, link, target string }{
+		{"openssl", "openssl", "openssl"},
+		{"coreutils sha256sum", "sha256sum", "sha256sum"},
+		{"busybox sha256sum", "sha256sum", busybox},
+		{"none", "", ""},
+	} {
+		m := map[string]string{}
+		if c.link != "" {
+			target, err := exec.LookPath(c.target)
+			if err != nil {
+				t.Fatalf("%s is not installed: run make test, which installs the tools hoist is tested with", c.target)
+			}
+			m[c.link] = target
+		}
+		tools[c.name] = m
+	}
+	for name, links := range tools {
+		t.Run(name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				dir := filepath.Join(t.TempDir(), "bin")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				// printf is not a builtin everywhere (mksh).
+				printf, err := exec.LookPath("printf")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(printf, filepath.Join(dir, "printf")); err != nil {
+					t.Fatal(err)
+				}
+				for link, target := range links {
+					if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				file := filepath.Join(t.TempDir(), "artifact")
+				if err := os.WriteFile(file, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				r := fnRun{fns: []string{"h_shatool", "h_sha256"}, vars: map[string]string{"h_f": file},
+					defs: "PATH=" + dir,
+					call: fnlCall(`h_shatool && h_got=$(h_sha256 "$h_f")`, "h_shacmd", "h_got")}.do(t, sh, root)
+				v, _ := fnlShown(r)
+				if name == "none" {
+					if r.rc == 0 {
+						t.Errorf("%s: h_shatool found %q on a PATH without any tool", sh[0], v["h_shacmd"])
+					}
+					return
+				}
+				if r.rc != 0 || v["h_got"] != want {
+					t.Errorf("%s: with %s, h_shatool %d, tool %q, digest %q, want %q", sh[0], name, r.rc, v["h_shacmd"], v["h_got"], want)
+				}
+				if name == "openssl" && v["h_shacmd"] != "openssl" {
+					t.Errorf("%s: openssl is there, but h_sha256 uses %q", sh[0], v["h_shacmd"])
+				}
+			})
+		})
+	}
+}
