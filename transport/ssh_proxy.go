@@ -103,6 +103,9 @@ func proxyJumpDialer(chain string, base SSHConfig, opts ConfigOptions) (func(ctx
 	var names []string
 	for _, h := range strings.Split(chain, ",") {
 		t, err := parseTarget(strings.TrimSpace(h))
+		if err == nil {
+			err = errors.Join(checkName("host name", t.host), checkName("user name", t.user))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("ProxyJump %q: %w", chain, err)
 		}

@@ -144,6 +144,18 @@ func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSH
 	if err != nil {
 		return err
 	}
+	// %h, %n and %r go into ProxyCommand and Match exec, which a shell
+	// runs on this machine: a name from a hosts file must not be able to
+	// run anything there (OpenSSH refuses the same characters).
+	if err := checkName("host name", t.host); err != nil {
+		return fmt.Errorf("target %q: %w", RedactTarget(target), err)
+	}
+	if err := checkName("user name", t.user); err != nil {
+		return fmt.Errorf("target %q: %w", RedactTarget(target), err)
+	}
+	if err := checkName("user name", o.User); err != nil {
+		return fmt.Errorf("-l: %w", err)
+	}
 	if strings.Contains(target, "@") {
 		o.User = t.user
 	}
@@ -159,6 +171,20 @@ func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSH
 	}
 	if r.Get("hostname") != t.host {
 		cfg.Name = RedactTarget(target)
+	}
+	return nil
+}
+
+// checkName refuses a host or user name that starts with "-" or holds a
+// character a shell would act on, or a control character.
+func checkName(what, name string) error {
+	if strings.HasPrefix(name, "-") {
+		return fmt.Errorf("a %s may not start with -", what)
+	}
+	for _, c := range name {
+		if c < ' ' || c == 0x7f || strings.ContainsRune(" '`\"$\\;&<>|(){}*?[]~#!", c) && !(what == "host name" && (c == '[' || c == ']')) {
+			return fmt.Errorf("%q is not a %s: it holds %q", name, what, c)
+		}
 	}
 	return nil
 }

@@ -138,3 +138,33 @@ func TestResolveConfigErrors(t *testing.T) {
 		t.Fatal("a host that starts with - must be refused")
 	}
 }
+
+// TestResolveTargetRefusesShellCharacters: %h, %n and %r reach ProxyCommand,
+// which a shell runs on this machine: a crafted target (from a hosts file)
+// must not run anything there.
+func TestResolveTargetRefusesShellCharacters(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	cfg := filepath.Join(dir, "config")
+	if err := os.WriteFile(cfg, []byte("Host *\n  ProxyCommand true %h %r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"x;touch " + mark, "a$(touch " + mark + ")b", "u`touch " + mark + "`@host",
+		"host'x", "ho st", "-oProxyCommand=touch", "u;x@host"} {
+		var c SSHConfig
+		err := ResolveTarget(context.Background(), target, ConfigOptions{File: cfg}, &c)
+		if err == nil {
+			t.Errorf("%q: resolved, want it refused", target)
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("a target ran a command on this machine")
+	}
+	var c SSHConfig
+	if err := ResolveTarget(context.Background(), "deploy@web-1.example.com:2222", ConfigOptions{File: cfg}, &c); err != nil {
+		t.Fatalf("a plain target: %v", err)
+	}
+	if err := ResolveTarget(context.Background(), "[::1]:2222", ConfigOptions{File: cfg}, &c); err != nil {
+		t.Fatalf("an IPv6 target: %v", err)
+	}
+}
