@@ -57,6 +57,7 @@ deps:
 test: deps lint unit e2e
 	@if ! command -v podman >/dev/null 2>&1; then echo "make test: podman is not installed: the sandbox fleet test is skipped (make sandbox-test runs it)"; \
 	elif [ "$$(id -u)" != 0 ]; then echo "make test: not root: the sandbox fleet test is skipped (it needs rootful podman: sudo make sandbox-test)"; \
+	elif ! e2e/sandbox/fleet check; then echo "make test: podman cannot run containers here (podman info fails): the sandbox fleet test is skipped (make sandbox-test runs it)"; \
 	elif ! e2e/sandbox/fleet image; then echo "make test: the sandbox image could not be built (debootstrap needs deb.debian.org): the sandbox fleet test is skipped (make sandbox-test runs it)"; \
 	else $(MAKE) --no-print-directory sandbox-test; fi
 
