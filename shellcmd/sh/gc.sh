@@ -252,7 +252,8 @@ h_gc_sweep() {
 			elif h_owned; then
 				h_rmtree "$h_d" && h_say SWEEP "$h_n" 'done'
 			fi
-		else
+		elif [ "${h_d%/*}" != "$h_runs" ] || [ ! -f "$h_d/info" ]; then
+			# A run's record is kept for a week: not worth a line.
 			h_say KEEP "$h_n" fresh
 		fi
 	done
