@@ -123,7 +123,11 @@ h_absent() {
 		return
 	fi
 	if [ -e "$h_par" ] || [ -L "$h_par" ]; then return 0; fi
-	h_absent "$h_par"
+	h_absent "$h_par" && return 0
+	# The parent was absent a moment ago and is there now: another
+	# command is making the store. Look again, now that it is.
+	h_par=${1%/*} h_par=${h_par:-/}
+	[ -d "$h_par" ] && [ -x "$h_par" ] && [ ! -e "$1" ] && [ ! -L "$1" ]
 }
 
 # h_mkstore: acquiring creates the store; only try-acquire never does.
