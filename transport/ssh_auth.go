@@ -265,6 +265,19 @@ type badIdentity struct {
 }
 
 func (b *badIdentity) Error() string { return b.why }
+
+// unreadable is a key or certificate file that could not be read, said
+// briefly: the caller names the file.
+func unreadable(err error) *badIdentity {
+	why := causeText(err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		why = "permission denied"
+	}
+	return &badIdentity{why, err}
+}
 func (b *badIdentity) Unwrap() error { return b.err }
 
 // readIdentity reads one identity file: a private key, or a public key
@@ -275,16 +288,7 @@ func (b *badIdentity) Unwrap() error { return b.err }
 func (ids *identities) readIdentity(file string, agentKeys []ssh.Signer, cfg SSHConfig) (*identity, error) {
 	pem, err := os.ReadFile(file)
 	if err != nil {
-		var why string
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			why = "no such file"
-		case errors.Is(err, fs.ErrPermission):
-			why = "permission denied"
-		default:
-			why = causeText(err)
-		}
-		return nil, &badIdentity{why, err}
+		return nil, unreadable(err)
 	}
 	id := &identity{file: file}
 	certFile := strings.TrimSuffix(file, ".pub") + "-cert.pub"
@@ -376,16 +380,7 @@ var errExpired = errors.New("certificate expired")
 func readUserCert(file string) (*userCert, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		var why string
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			why = "no such file"
-		case errors.Is(err, fs.ErrPermission):
-			why = "permission denied"
-		default:
-			why = causeText(err)
-		}
-		return nil, &badIdentity{why, err}
+		return nil, unreadable(err)
 	}
 	pub, _, _, _, err := ssh.ParseAuthorizedKey(b)
 	if err != nil {
