@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -236,18 +235,6 @@ func writeUserCert(t *testing.T, ca ssh.Signer, pub ssh.PublicKey, file string, 
 	must(t, os.WriteFile(file, ssh.MarshalAuthorizedKey(cert), 0o644))
 }
 
-func dialErrCtx(t *testing.T, cfg SSHConfig) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := DialSSH(ctx, cfg)
-	if err == nil {
-		s.Close()
-		t.Fatalf("DialSSH succeeded, want an error")
-	}
-	return err
-}
-
 func wantOffered(t *testing.T, as *authServer, want ...string) {
 	t.Helper()
 	if got := as.takeOffered(); !slices.Equal(got, want) {
@@ -298,13 +285,13 @@ func TestSSHDialIdentityAgent(t *testing.T) {
 	wantOffered(t, as, "stranger", "right")
 
 	cfg.IdentityAgent = "none"
-	err := dialErrCtx(t, cfg)
+	err := dialErrFor(t, cfg)
 	if want := "(tried: " + stranger + ");"; !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
 		t.Errorf("DialSSH with IdentityAgent none: %v, want ErrAuth containing %q", err, want)
 	}
 
 	cfg.IdentityAgent = filepath.Join(t.TempDir(), "gone.sock")
-	err = dialErrCtx(t, cfg)
+	err = dialErrFor(t, cfg)
 	if want := "ssh-agent at " + cfg.IdentityAgent + " (unreachable)"; !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
 		t.Errorf("DialSSH with a dead IdentityAgent: %v, want ErrAuth containing %q", err, want)
 	}
@@ -324,14 +311,14 @@ func TestSSHDialIdentitiesOnlyOffersOnlyIdentityFiles(t *testing.T) {
 	addToAgent(t, keyring, held, "secret")
 	cfg.IdentityFiles, cfg.NoAgent, cfg.IdentityAgent = []string{own, held}, false, agentAt(t, keyring)
 
-	err := dialErrCtx(t, cfg)
+	err := dialErrFor(t, cfg)
 	wantOffered(t, as, "held", "own", "other01", "other02", "other03")
 	if want := "(tried: " + held + ", " + own + ", ssh-agent);"; !strings.Contains(err.Error(), want) {
 		t.Errorf("message %q, want it to contain %q", err, want)
 	}
 
 	cfg.IdentitiesOnly = true
-	err = dialErrCtx(t, cfg)
+	err = dialErrFor(t, cfg)
 	wantOffered(t, as, "held", "own")
 	want := "(tried: " + held + ", " + own + "), skipped 3 ssh-agent keys not among the identity files (IdentitiesOnly);"
 	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
@@ -354,7 +341,7 @@ func TestSSHDialTooManyAuthFailuresSuggestsIdentitiesOnly(t *testing.T) {
 	cfg.NoAgent, cfg.IdentityAgent = false, agentAt(t, keyring)
 
 	cfg.IdentityFiles = []string{stranger}
-	err := dialErrCtx(t, cfg)
+	err := dialErrFor(t, cfg)
 	if !errors.Is(err, ErrAuth) {
 		t.Fatalf("DialSSH: %v, want ErrAuth", err)
 	}
@@ -447,7 +434,7 @@ func TestSSHDialPublicKeyIdentityFileNeedsTheAgent(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "right.pub")
 	must(t, os.WriteFile(file, ssh.MarshalAuthorizedKey(pub), 0o644))
 	cfg.IdentityFiles = []string{file}
-	err := dialErrCtx(t, cfg)
+	err := dialErrFor(t, cfg)
 	want := "identity file " + file + ": a public key, and the ssh-agent does not hold its private key; check -i"
 	if !errors.Is(err, ErrIdentity) || err.Error() != want {
 		t.Errorf("DialSSH: %v, want ErrIdentity %q", err, want)
@@ -467,7 +454,7 @@ func TestSSHDialOffersUserCertificateBesideKey(t *testing.T) {
 	file, pub := as.key(t, t.TempDir(), "mine", "")
 	cfg.IdentityFiles = []string{file}
 
-	err := dialErrCtx(t, cfg) // no certificate yet
+	err := dialErrFor(t, cfg) // no certificate yet
 	if !errors.Is(err, ErrAuth) {
 		t.Fatalf("DialSSH without a certificate: %v, want ErrAuth", err)
 	}
@@ -479,7 +466,7 @@ func TestSSHDialOffersUserCertificateBesideKey(t *testing.T) {
 
 	// An expired certificate is left out, and said so.
 	writeUserCert(t, ca, pub, file+"-cert.pub", 30*time.Minute)
-	err = dialErrCtx(t, cfg)
+	err = dialErrFor(t, cfg)
 	want := "(tried: " + file + "), skipped " + file + "-cert.pub (certificate expired "
 	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
 		t.Errorf("DialSSH with an expired certificate: %v, want ErrAuth containing %q", err, want)
@@ -489,7 +476,7 @@ func TestSSHDialOffersUserCertificateBesideKey(t *testing.T) {
 	// One for another key is left out too.
 	_, other := as.key(t, t.TempDir(), "other", "")
 	writeUserCert(t, ca, other, file+"-cert.pub", 2*time.Hour)
-	err = dialErrCtx(t, cfg)
+	err = dialErrFor(t, cfg)
 	want = "skipped " + file + "-cert.pub (certifies another key than " + file + ")"
 	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
 		t.Errorf("DialSSH with another key's certificate: %v, want ErrAuth containing %q", err, want)
@@ -530,7 +517,7 @@ func TestSSHDialCertificateFiles(t *testing.T) {
 	// it nor its certificate is offered.
 	as.trustCA(nil)
 	cfg.IdentitiesOnly = true
-	err := dialErrCtx(t, cfg)
+	err := dialErrFor(t, cfg)
 	wantOffered(t, as, "filekey-cert", "filekey")
 	want := "skipped " + agentCert + " (the key it certifies is not one offered)"
 	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
@@ -557,7 +544,7 @@ func TestSSHDialUnusableCertificateFileIsAnError(t *testing.T) {
 		hostCert: "a host certificate, not a user certificate",
 	} {
 		cfg.CertificateFiles = []string{file}
-		err := dialErrCtx(t, cfg)
+		err := dialErrFor(t, cfg)
 		if want := "certificate file " + file + ": " + why + "; check CertificateFile"; !errors.Is(err, ErrIdentity) || err.Error() != want {
 			t.Errorf("DialSSH: %v, want ErrIdentity %q", err, want)
 		}
@@ -596,7 +583,7 @@ func TestSSHDialPassphrase(t *testing.T) {
 		t.Parallel()
 		as, cfg := setup(t)
 		cfg.Passphrase = func(string) ([]byte, error) { return []byte("wrong"), nil }
-		err := dialErrCtx(t, cfg)
+		err := dialErrFor(t, cfg)
 		want := "identity file " + locked + ": wrong passphrase; try again with the right one, or add the key to ssh-agent (ssh-add)"
 		if !errors.Is(err, ErrIdentity) || !errors.Is(err, x509.IncorrectPasswordError) || err.Error() != want {
 			t.Errorf("DialSSH with a wrong passphrase: %v, want ErrIdentity %q", err, want)
@@ -610,7 +597,7 @@ func TestSSHDialPassphrase(t *testing.T) {
 		as, cfg := setup(t)
 		errNoTTY := errors.New("no terminal")
 		cfg.Passphrase = func(string) ([]byte, error) { return nil, errNoTTY }
-		err := dialErrCtx(t, cfg)
+		err := dialErrFor(t, cfg)
 		want := "identity file " + locked + " is passphrase-protected and its passphrase could not be read: no terminal; add the key to ssh-agent (ssh-add) instead"
 		if !errors.Is(err, ErrIdentity) || !errors.Is(err, errNoTTY) || err.Error() != want {
 			t.Errorf("DialSSH with a failing Passphrase: %v, want ErrIdentity %q", err, want)
@@ -624,7 +611,7 @@ func TestSSHDialPassphrase(t *testing.T) {
 		t.Parallel()
 		_, cfg := setup(t)
 		cfg.Passphrase = func(string) ([]byte, error) { return []byte{}, nil }
-		err := dialErrCtx(t, cfg)
+		err := dialErrFor(t, cfg)
 		if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), locked+" is passphrase-protected; add it to ssh-agent") {
 			t.Errorf("DialSSH with an empty passphrase: %v, want ErrAuth naming the locked key", err)
 		}

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,20 +82,7 @@ func TestSSHDialMissingIdentityFileIsAnError(t *testing.T) {
 // serveAgent runs an in-process ssh-agent holding keys and points
 // SSH_AUTH_SOCK at it.
 func serveAgent(t *testing.T, keyring agent.Agent) {
-	sock := filepath.Join(t.TempDir(), "agent.sock")
-	ln, err := net.Listen("unix", sock)
-	must(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _ = agent.ServeAgent(keyring, c); c.Close() }()
-		}
-	}()
-	t.Setenv("SSH_AUTH_SOCK", sock)
+	t.Setenv("SSH_AUTH_SOCK", agentAt(t, keyring))
 }
 
 func addToAgent(t *testing.T, keyring agent.Agent, file, passphrase string) {
