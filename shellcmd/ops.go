@@ -82,7 +82,8 @@ var (
 	// h_op_doctor alone) and reports the path checks, whose ERROR it
 	// captures, as CHECK lines. ERROR is listed for h_setup, which every
 	// command carries.
-	OpDoctor = &Op{Name: "doctor", Sends: []Verb{Check, NoStore, Free, Lock, Debris}, Ends: []Verb{Doctor, Error}, Codes: setupCodes}
+	OpDoctor = &Op{Name: "doctor", Sends: []Verb{Check, NoStore, Free, Lock, Debris, Error}, Ends: []Verb{Doctor, Error},
+		Codes: join(setupCodes, []string{"lockpath"})}
 )
 
 // Ops lists every operation.

@@ -344,6 +344,11 @@ func hostChecks(ctx context.Context, l *lock.Lock) ([]check, map[string]any) {
 				p := v.Field(0)
 				debris = append(debris, check{Name: "debris", Status: checkWarn, Value: p,
 					Detail: p + " was left by an earlier hoist and nothing uses it", Fix: "remove it (rm -r " + p + ")"})
+			case shellcmd.Error:
+				if v.Field(0) == "lockpath" {
+					why, path, _ := strings.Cut(v.Field(1), " ")
+					checks = append(checks, check{Name: "lock", Status: checkFail, Value: why, Detail: why + " " + path})
+				}
 			case shellcmd.Doctor:
 				done = true
 			}

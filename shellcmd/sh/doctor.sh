@@ -334,22 +334,9 @@ h_dr_store() {
 		h_dr_check lock warn - "not read: the store's paths fail their checks"
 		return
 	fi
-	if [ ! -d "$h_store" ]; then
-		h_say NOSTORE
-		return
-	fi
-	if [ -e "$h_lock.guard" ] || [ -L "$h_lock.guard" ]; then
-		h_say DEBRIS "$(h_oneline "$h_lock.guard")"
-	fi
-	h_sample
-	case $h_kind in
-	bad) h_dr_check lock fail "$h_oddwhy" "$h_oddwhy $h_odd" ;;
-	free | dead) h_say FREE ;;
-	*)
-		h_stealable
-		h_say LOCK "${h_a:--}" "${h_why:--}" "${h_pwhy:--}" "${h_line:--}"
-		;;
-	esac
+	# The lock as lock status reads it (a bad lock path is its ERROR
+	# lockpath, which the client turns into a failed check).
+	h_op_status
 }
 
 # h_dr_ls PATH: sets h_drx to PATH's mode, owner (and uid) and group, as ls
