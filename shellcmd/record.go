@@ -109,7 +109,7 @@ func ParseRecord(line string) (r Record, ok bool) {
 		case "init":
 			r.Init = v
 		case "lease":
-			if n, err := strconv.Atoi(v); err == nil && v[0] != '0' && n >= int(MinLease/time.Second) && n <= 9999999 {
+			if n, err := strconv.Atoi(v); err == nil && v[0] != '0' && n >= int(MinLease/time.Second) && n <= int(MaxLease/time.Second) {
 				r.Lease = time.Duration(n) * time.Second
 			}
 		case "hpid":

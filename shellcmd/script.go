@@ -131,6 +131,10 @@ const DefaultKeepRuns = 7 * 24 * time.Hour
 // one (or none) falls under DefaultStale.
 const MinLease = 2 * time.Second
 
+// MaxLease is the longest lease a record carries (about 115 days; h_parse
+// reads seven digits at most).
+const MaxLease = 9999999 * time.Second
+
 // Fragment is one operation's part of a host command: the shell functions it
 // carries (Defs) and the lines that run it (Main). Package remote puts the
 // prelude, the facts probe when needed, and LOADED between them.

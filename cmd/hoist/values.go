@@ -123,7 +123,7 @@ type leaseValue struct{ p *time.Duration }
 
 func (v leaseValue) Set(s string) error {
 	d, err := parseDuration(s)
-	if err != nil || d < shellcmd.MinLease || d > maxLease || d%time.Second != 0 {
+	if err != nil || d < shellcmd.MinLease || d > shellcmd.MaxLease || d%time.Second != 0 {
 		return fmt.Errorf("a lease is whole seconds from 2s to 115 days (9999999s), as 90s, 20m or 2h")
 	}
 	*v.p = d
@@ -138,6 +138,3 @@ func (v leaseValue) String() string {
 }
 
 func (v leaseValue) Type() string { return "D" }
-
-// maxLease is the longest lease a record carries (9999999 s, about 115 days).
-const maxLease = 9999999 * time.Second
