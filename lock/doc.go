@@ -18,9 +18,11 @@
 // # Guarantees
 //
 // All decisions are made on the host, in one command, by the host's clock: a
-// lock untouched for [Lock.Stale] (20 minutes) or recorded on a previous boot
-// (proven: another boot_id of the same machine, or a replaced PID namespace)
-// may be stolen, and any number of concurrent stealers yields one winner.
+// lock whose holder did not renew it for more than its lease ([Lock.Lease],
+// 20 minutes unless set; commands working under the lock renew it), whose
+// holder process and everything it started are gone (same boot, PID
+// namespace and login), or recorded on a previous boot (proven: another
+// boot_id of the same machine, or a replaced PID namespace) may be stolen, and any number of concurrent stealers yields one winner.
 // Before it reads or changes anything, every command checks that the store's
 // directories are real directories of the login or root, not writable by
 // others.

@@ -127,7 +127,8 @@ func (a *app) lockBreakCommand() *cobra.Command {
 		Use:   "break [--force --token TOKEN]",
 		Short: "remove a stale or previous-boot lock; with --force, the lock of TOKEN",
 		Long: `break removes the store lock of each host if a rule lets anyone take it: it
-is stale (untouched for 20 minutes) or was recorded on a previous boot. With
+is stale (not renewed for more than its lease), its holder process has exited
+with everything it started, or it was recorded on a previous boot. With
 --force --token TOKEN it removes the lock whose token is TOKEN whatever its
 age (- names a lock without a readable record): only when you know its
 holder is gone.`,
