@@ -16,7 +16,9 @@ h_op_runs() {
 	set +f
 	for h_d in "$h_runs"/*; do
 		h_i=${h_d##*/}
-		{ h_isuuid "$h_i" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && [ -f "$h_d/info" ]; } || continue
+		# Only the login's own records: in a runs/ a team shares, another
+		# member's directory could pose as one of ours.
+		{ h_isuuid "$h_i" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && [ -O "$h_d" ] && [ -f "$h_d/info" ]; } || continue
 		h_runinfo "$h_d" || continue
 		printf '%s %s %s %s %s %s\n' "$h_ist" "$h_i" "$h_iend" "$h_ista" "$h_iwho" "$h_icmd"
 	done | sort -n | tail -n 200 | while IFS=' ' read -r h_ist h_i h_iend h_ista h_iwho h_icmd; do
