@@ -3,6 +3,7 @@ package shellcmd
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,4 +80,26 @@ func TestShSHA256Tools(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestShRunsListsOwnRecordsOnly: in a runs/ a team shares, a directory of
+// another login's, however much it looks like a run's record, is not
+// listed as one of ours.
+func TestShRunsListsOwnRecordsOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give a record to another uid: run make test as root (CI does)")
+	}
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		_, _, runs := fnPaths(root)
+		for _, id := range []string{fnMe, fnOther} {
+			fnWrite(t, runs+"/"+id+"/info", "hoist-run/1 id="+id+" start=1700000000 pid=1 who=w cmd=c\n")
+		}
+		if err := os.Chown(filepath.Join(runs, fnOther), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		r := fnRun{fns: []string{"h_op_runs"}, call: "h_op_runs"}.do(t, sh, root)
+		if got, want := fmt.Sprint(r.said), fmt.Sprint([]string{"RUN " + fnMe + " 1700000000 - - w c", "LISTED"}); got != want {
+			t.Errorf("%s: said %s, want %s", sh[0], got, want)
+		}
+	})
 }
