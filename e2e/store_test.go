@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -86,6 +88,26 @@ func randomTree(t testing.TB, n int64) string {
 	return d
 }
 
+// sameFile fails t unless the two files hold the same bytes.
+func sameFile(t testing.TB, want, got string) {
+	t.Helper()
+	sum := func(p string) string {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			t.Fatal(err)
+		}
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	if a, b := sum(want), sum(got); a != b {
+		t.Fatalf("%s differs from %s (sha256 %s, want %s)", got, want, b, a)
+	}
+}
+
 func digestOf(t testing.TB, dir string) string {
 	t.Helper()
 	a, err := store.Open(dir, "x")
@@ -116,7 +138,7 @@ func TestPushTwiceUploadsNothing(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != ".meta "+first["id"].(string) {
+	if strings.Join(names, " ") != ".files .meta "+first["id"].(string) {
 		t.Fatalf("the store holds %v", names)
 	}
 }
@@ -304,9 +326,9 @@ func TestPushRefusesEscapingArchives(t *testing.T) {
 }
 
 // TestPushKilledMidUpload: Ctrl-C during the upload of 150 MB stops it and
-// removes the stage. A client SIGKILLed while it uploads leaves no lock, the
-// next push succeeds, and gc sweeps the abandoned stage once it is old, never
-// while fresh.
+// keeps the stage, which the next push of the runtime resumes. A client
+// SIGKILLed while it uploads leaves no lock, the next push succeeds, and gc
+// sweeps the abandoned stage once it is old, never while fresh.
 func TestPushKilledMidUpload(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})
@@ -318,7 +340,7 @@ func TestPushKilledMidUpload(t *testing.T) {
 		waitFor(t, 60*time.Second, "upload under way", func() bool {
 			m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
 			if len(m) == 1 {
-				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 10<<20 {
+				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 60<<20 {
 					stage = filepath.Dir(m[0])
 					return true
 				}
@@ -327,15 +349,29 @@ func TestPushKilledMidUpload(t *testing.T) {
 		})
 		return stage
 	}
-	// Ctrl-C stops the upload and removes its stage.
+	// Ctrl-C stops the upload and keeps its stage, marked cut.
 	p := c.start("push", src, "--name", "big")
 	stage := uploading()
 	p.cmd.Process.Signal(syscall.SIGINT)
-	if code := p.wait(t, 30*time.Second); code != 130 || !strings.Contains(p.stderr(), "stage was removed") {
+	if code := p.wait(t, 30*time.Second); code != 130 || !strings.Contains(p.stderr(), "resumes") {
 		t.Fatalf("interrupted push: exit %d: %s", code, p.stderr())
 	}
-	waitFor(t, 10*time.Second, "stage removed", func() bool { return !exists(stage) })
+	if !exists(filepath.Join(stage, "cut")) {
+		t.Fatalf("the stopped upload's stage is not kept, marked cut")
+	}
+	// The next push resumes it, from well past its start, and installs
+	// the runtime byte for byte.
+	res := pushJSON(t, c, src, "--name", "big")
+	if res["promoted"] != true || res["resumed_at"].(float64) < 20<<20 || res["uploaded_bytes"].(float64) > 140<<20 {
+		t.Fatalf("the resumed push: %v", res)
+	}
+	if exists(stage) {
+		t.Fatalf("the resumed stage is still there")
+	}
+	sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", res["id"].(string), "blob"))
 
+	// SIGKILL: nothing marks the stage; a push of another runtime goes on.
+	src = randomTree(t, 150<<20)
 	p = c.start("push", src, "--name", "big")
 	stage = uploading()
 	p.cmd.Process.Signal(syscall.SIGKILL)
@@ -343,7 +379,7 @@ func TestPushKilledMidUpload(t *testing.T) {
 	if exists(lockPath(root)) {
 		t.Fatal("a lock is held after the killed upload")
 	}
-	if r := c.run("push", src, "--name", "big"); r.code != 0 {
+	if r := c.run("push", sourceTree(t, "other"), "--name", "other"); r.code != 0 {
 		t.Fatalf("the next push: %s", r)
 	}
 	if r := c.run("gc"); r.code != 0 || !exists(stage) {

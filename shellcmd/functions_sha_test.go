@@ -12,7 +12,8 @@ import (
 
 // TestShSHA256Tools: h_sha256 picks the fastest tool the host has (openssl,
 // then sha256sum, GNU or busybox) and gives the same digest with each; a
-// host with none of them has no tool (h_shatool fails, push says nosha256).
+// host with none of them has no tool (h_shatool fails, push says nosha256);
+// one that is there but fails is passed over.
 // PATH holds only the tool under test (and printf), as links in a
 // directory of its own.
 func TestShSHA256Tools(t *testing.T) {
@@ -37,6 +38,13 @@ func TestShSHA256Tools(t *testing.T) {
 		}
 		tools[c.name] = m
 	}
+	// An openssl that is there but does not work (a missing library) is
+	// passed over for the next tool.
+	broken, err := exec.LookPath("false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools["broken openssl"] = map[string]string{"openssl": broken, "sha256sum": tools["busybox sha256sum"]["sha256sum"]}
 	for name, links := range tools {
 		t.Run(name, func(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
@@ -73,6 +81,9 @@ func TestShSHA256Tools(t *testing.T) {
 				}
 				if r.rc != 0 || v["h_got"] != want {
 					t.Errorf("%s: with %s, h_shatool %d, tool %q, digest %q, want %q", sh[0], name, r.rc, v["h_shacmd"], v["h_got"], want)
+				}
+				if name == "broken openssl" && v["h_shacmd"] != "sha256sum" {
+					t.Errorf("%s: openssl fails, but h_sha256 uses %q", sh[0], v["h_shacmd"])
 				}
 				if name == "openssl" && v["h_shacmd"] != "openssl" {
 					t.Errorf("%s: openssl is there, but h_sha256 uses %q", sh[0], v["h_shacmd"])

@@ -57,7 +57,7 @@ var (
 	OpBreak   = &Op{Name: "break", Ends: []Verb{Broken, NotStale, NotOwner, Free, NoStore, Error},
 		Codes: join(setupCodes, []string{"lockpath", "changed", "permission"})}
 
-	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{Activated, NotFound}, releasing),
+	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{Activated, NotFound, Resume, Have}, releasing),
 		Ends:  []Verb{Present, Stage, Lost, Busy, Abandoned, Error},
 		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space"})}
 	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{Present, Promoted, Activated, NotFound}),
@@ -68,6 +68,7 @@ var (
 	OpLogs    = &Op{Name: "logs", Sends: []Verb{Cut}, Ends: []Verb{RunState, NoRun, Error}, Codes: setupCodes}
 
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{Dropped, Error}, Codes: setupCodes}
+	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{Resumable, Error}, Codes: setupCodes}
 	OpList      = &Op{Name: "list", Sends: []Verb{Runtime}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{History}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
 	OpActivate  = &Op{Name: "activate", Sends: join(waiting, []Verb{Activated, NotFound}),
@@ -88,4 +89,4 @@ var (
 
 // Ops lists every operation.
 var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote,
-	OpDropStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor}
+	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor}

@@ -85,17 +85,27 @@ type Params struct {
 	Follow  bool
 
 	// Store operations.
-	Stage    string // the token of a push's stage, .stage-<Stage>
-	ID       string // runtime id
-	Name     string // runtime name, recorded at promotion
-	Digest   string // the runtime's full digest, recorded at promotion
-	Size     int64  // runtime size in bytes
-	Entries  int    // entries in the runtime, for the free space it needs
-	Sum      string // SHA-256 of the uploaded archive
-	Activate bool   // switch current to ID after a push
-	Unpin    bool   // Pin removes the pin
-	Keep     int    // GC keeps this many newest runtimes beyond the protected ones
-	DryRun   bool   // GC says its plan and changes nothing
+	Stage   string // the token of a push's stage, .stage-<Stage>
+	ID      string // runtime id
+	Name    string // runtime name, recorded at promotion
+	Digest  string // the runtime's full digest, recorded at promotion
+	Size    int64  // runtime size in bytes
+	Entries int    // entries in the runtime, for the free space it needs
+	Sum     string // SHA-256 of the uploaded archive
+	// Window is how far below its end a cut upload of this push may
+	// have gaps: a push that resumes it goes on from its length less this.
+	Window int64
+	// Cut is where a stopped upload's bytes stop being whole: the next
+	// push resumes from there.
+	Cut int64
+	// Want lists "<sha256> <mode>" lines: files of the runtime the host
+	// may have in runtimes it holds (runtimes/.files/<id>), to copy into
+	// the stage instead of receiving them.
+	Want     string
+	Activate bool // switch current to ID after a push
+	Unpin    bool // Pin removes the pin
+	Keep     int  // GC keeps this many newest runtimes beyond the protected ones
+	DryRun   bool // GC says its plan and changes nothing
 
 	// Pause is for tests only: the command stops at each step named in
 	// Pause.At (docs/protocol.md) until the test lets it go.
@@ -168,7 +178,8 @@ func Render(op *Op, p Params) Fragment {
 	assign(&b, "h_name", p.Name)
 	assign(&b, "h_digest", p.Digest)
 	assign(&b, "h_sum", p.Sum)
-	fmt.Fprintf(&b, "h_size=%d\nh_entries=%d\nh_keep=%d\n", p.Size, p.Entries, p.Keep)
+	fmt.Fprintf(&b, "h_size=%d\nh_entries=%d\nh_keep=%d\nh_window=%d\nh_cut=%d\n", p.Size, p.Entries, p.Keep, p.Window, p.Cut)
+	assign(&b, "h_want", p.Want)
 	b.WriteString("h_activate=" + flag(p.Activate) + "\nh_unpin=" + flag(p.Unpin) + "\nh_dry=" + flag(p.DryRun) + "\n")
 	assign(&b, "h_pause", p.Pause.Dir)
 	assign(&b, "h_pauseat", strings.Join(p.Pause.At, " "))

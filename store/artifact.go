@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ErrArtifact reports an artifact hoist refuses to install: an entry that
@@ -31,6 +32,7 @@ type Entry struct {
 	Size   int64
 	Sum    [32]byte // SHA-256 of a file's contents
 	link   string   // a tar hard link: the path whose contents this shares
+	mtime  time.Time
 	// implied marks a directory the artifact holds things in but does not
 	// describe (an archive made from a list of files); hoist adds it 0755.
 	implied bool
@@ -180,7 +182,7 @@ func (a *Artifact) walkDir() error {
 		if err != nil {
 			return err
 		}
-		e := Entry{Path: clean, Mode: info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}
+		e := Entry{Path: clean, Mode: info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), mtime: info.ModTime()}
 		switch {
 		case info.Mode().IsDir():
 			e.Type = 'd'
@@ -315,6 +317,29 @@ func specialBits(m fs.FileMode) fs.FileMode {
 		s |= 0o1000
 	}
 	return s
+}
+
+// ShareMin is the smallest file a push looks for on the host by its
+// digest: a smaller one costs less to send than to find and copy.
+const ShareMin = 64 << 10
+
+// shareable lists, one "<sha256> <mode>" line each (PoolName's parts), the
+// files a host may already have in other runtimes.
+func (a *Artifact) shareable() string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, e := range a.Entries {
+		if e.Type != 'f' || e.link != "" || e.Size < ShareMin {
+			continue
+		}
+		n := PoolName(e.Sum, e.Mode)
+		if !seen[n] {
+			seen[n] = true
+			sum, mode, _ := strings.Cut(n, "-")
+			b.WriteString(sum + " " + mode + "\n")
+		}
+	}
+	return b.String()
 }
 
 func hashFile(p string) (int64, [32]byte, error) {

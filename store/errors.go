@@ -15,9 +15,10 @@ var (
 	// ErrCorrupt: the archive on the host does not have the digest of the
 	// one sent. The stage was removed; push again.
 	ErrCorrupt = errors.New("the upload arrived corrupted (digest mismatch); nothing was installed")
-	// ErrStopped: the push was asked to stop during its upload; the stage
-	// was removed and nothing was installed.
-	ErrStopped = errors.New("stopped during the upload; the stage was removed and nothing was installed")
+	// ErrStopped: the push was asked to stop during its upload; nothing
+	// was installed. The stage stays on the host, and the next push of the
+	// runtime resumes the upload (gc removes it after the stale period).
+	ErrStopped = errors.New("stopped during the upload; nothing was installed, and the next push of this runtime resumes it")
 	// ErrNotFound: no verified runtime has that id on the host.
 	ErrNotFound = errors.New("no such runtime on the host")
 	// ErrNoStore: activate, rollback or pin found no store on the host;

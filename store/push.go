@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,9 +46,13 @@ type PushOptions struct {
 	// the bytes sent; the host verifies and unpacks next.
 	Uploaded func(sent int64)
 	Events   lock.Events
-	// Stop, when closed, stops the upload (removing the stage) or makes the
-	// host stop waiting for the lock (it then removes the stage itself).
+	// Stop, when closed, stops the upload (keeping the stage for the next
+	// push to resume) or makes the host stop waiting for the lock (it then
+	// removes the stage itself).
 	Stop <-chan struct{}
+	// Streams is how many SFTP channels carry the upload; zero means
+	// Streams(size).
+	Streams int
 }
 
 // PushResult says what a push did on one host.
@@ -59,6 +64,11 @@ type PushResult struct {
 	Promoted bool
 	// Uploaded is the number of bytes sent.
 	Uploaded int64
+	// Resumed is where the upload went on from in the archive a cut
+	// push left on the host; Reused counts the files the host copied from
+	// runtimes it has instead of receiving them.
+	Resumed int64
+	Reused  int
 	// Activated: current now points at ID; Previous is what it pointed at.
 	Activated bool
 	Previous  string
@@ -67,12 +77,15 @@ type PushResult struct {
 }
 
 // Push installs a on the host. A runtime already there and verified costs
-// one host command. Otherwise the artifact is uploaded over SFTP into a new
-// stage, outside the lock, then one host command verifies its digest,
-// unpacks it, waits for the lock, promotes it (or finds another client
-// already did), activates it if asked, and releases the lock. A failed
-// upload removes its stage; an upload cut off with an unknown outcome leaves
-// it for gc.
+// one host command. Otherwise the first command also makes the stage (or
+// takes over the one an earlier push of this runtime left cut short, to
+// resume it) and copies in the files the host already has in other
+// runtimes; the rest is uploaded over SFTP, outside the lock. Then one host
+// command verifies its digest, unpacks it, waits for the lock, promotes it
+// (or finds another client already did), activates it if asked, and
+// releases the lock. A failed upload removes its stage; one that was
+// stopped or cut off with an unknown outcome leaves it for the next push to
+// resume (and for gc, after the stale period).
 func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushResult, error) {
 	up, ok := s.l.Host().Transport().(transport.Uploader)
 	if !ok {
@@ -84,6 +97,16 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	p.Stage = uuid.NewString()
 	p.ID, p.Name, p.Digest, p.Size, p.Entries = a.ID(), a.Name, a.Digest, a.Size, len(a.Entries)
 	p.Activate, p.Wait = opts.Activate, opts.Wait
+	// The round trip, for the streams the upload takes, is measured while
+	// the first command runs.
+	rtt := make(chan time.Duration, 1)
+	if opts.Streams == 0 && a.Size >= manyStreams {
+		go func() { rtt <- s.ping() }()
+	} else {
+		rtt <- 0
+	}
+	p.Window = transport.Window
+	p.Want = a.shareable()
 	res := &PushResult{ID: a.ID()}
 
 	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), opts.Events, opts.Stop)
@@ -103,6 +126,21 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	default:
 		return res, s.err(r, "push")
 	}
+	st := staged{pool: map[string]bool{}, streams: opts.Streams}
+	if st.streams == 0 {
+		st.streams = Streams(a.Size, <-rtt)
+	}
+	for _, v := range r.Verdicts {
+		switch v.Verb {
+		case shellcmd.Have:
+			st.pool[v.Field(0)] = true
+		case shellcmd.Resume:
+			st.resume = true
+			st.offset, _ = strconv.ParseInt(v.Field(1), 10, 64)
+			st.prefix = v.Field(2)
+		}
+	}
+	res.Reused = len(st.pool)
 
 	upCtx, cancelUp := context.WithCancel(ctx)
 	defer cancelUp()
@@ -115,11 +153,14 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case <-upCtx.Done():
 		}
 	}()
-	sum, err := s.upload(upCtx, up, a, p.Stage, res, opts.Progress)
+	sum, err := s.upload(upCtx, up, a, p.Stage, st, res, opts.Progress)
 	if err != nil {
 		select {
 		case <-stopped:
-			s.dropStage(ctx, p, res)
+			// Everything before this was written: the next push
+			// resumes from here.
+			p.Cut = res.Resumed + res.Uploaded
+			s.keepStage(ctx, p, res)
 			return res, ErrStopped
 		default:
 		}
@@ -150,6 +191,53 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	return res, res.activation(opts)
 }
 
+// Streams is how many SFTP channels an upload of size bytes takes over a
+// link with this round-trip time. One channel carries at most its window
+// per round trip (sshd grants 2 MiB, and tops it up when half is used: 1.5
+// MiB on average), which bounds a single stream on a long link whatever its
+// speed: at 40 ms, about 37 MiB/s. There are enough for a link of linkRate;
+// small artifacts take one, since each costs a channel open, and so do
+// short links, where more only cost CPU.
+func Streams(size int64, rtt time.Duration) int {
+	if size < manyStreams || rtt <= 0 {
+		return 1
+	}
+	const perWindow = 3 << 19
+	n := int((linkRate*rtt.Seconds() + perWindow - 1) / perWindow)
+	return min(max(n, 1), transport.MaxStreams)
+}
+
+const (
+	// manyStreams is the smallest artifact that may take several streams.
+	manyStreams = 32 << 20
+	// linkRate, bytes/s, is the fastest link Streams provides for: 1 Gbit/s.
+	linkRate = 125e6
+)
+
+// ping is the connection's round-trip time, or zero when the transport
+// cannot tell.
+func (s *Store) ping() time.Duration {
+	p, ok := s.l.Host().Transport().(interface{ Ping() (time.Duration, error) })
+	if !ok {
+		return 0
+	}
+	d, err := p.Ping()
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// staged is what the first command of a push found: the files the host
+// copied into the stage's pool, and a cut upload to resume.
+type staged struct {
+	pool    map[string]bool // PoolName of the files the host has
+	resume  bool
+	offset  int64  // the upload goes on from here
+	prefix  string // the SHA-256 of the stage's archive before offset
+	streams int
+}
+
 // activation fails a push asked to activate whose host did not say it did.
 func (res *PushResult) activation(opts PushOptions) error {
 	if opts.Activate && !res.Activated {
@@ -175,7 +263,10 @@ func (res *PushResult) read(r *remote.Reply) {
 }
 
 // upload streams the artifact's tar into the stage and returns its digest.
-func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, token string, res *PushResult, progress func(int64, int64)) (string, error) {
+// Resuming, the archive is made again and its first bytes compared with
+// what the stage holds; the upload goes on from there when they match, and
+// starts over in the same file when they do not.
+func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, token string, st staged, res *PushResult, progress func(int64, int64)) (string, error) {
 	dest, err := s.stagePath(token)
 	if err != nil {
 		return "", err
@@ -183,17 +274,31 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	pr, pw := io.Pipe()
 	tarDone := make(chan error, 1)
 	go func() {
-		err := a.WriteTar(pw)
+		err := a.writeTar(pw, st.pool)
 		tarDone <- err
 		pw.CloseWithError(err)
 	}()
 	defer pr.Close()
 	h := sha256.New()
-	src := io.TeeReader(pr, h)
-	if progress != nil {
-		src = &counting{r: src, total: a.Size, fn: progress}
+	var src io.Reader = io.TeeReader(pr, h)
+	// The host made the archive's file in the stage (h_op_pushcheck).
+	o := transport.UploadOptions{Streams: st.streams, Existing: true}
+	if st.resume && st.offset > 0 {
+		ph := sha256.New()
+		if _, err := io.CopyN(ph, src, st.offset); err == nil && hex.EncodeToString(ph.Sum(nil)) == st.prefix {
+			o.Offset = st.offset
+		} else {
+			// Another archive of the same tree (other times): start over.
+			pr.CloseWithError(errRestart)
+			<-tarDone
+			return s.upload(ctx, up, a, token, staged{pool: st.pool, streams: st.streams}, res, progress)
+		}
 	}
-	n, err := up.Upload(ctx, dest, src)
+	res.Resumed = o.Offset
+	if progress != nil {
+		src = &counting{r: src, n: o.Offset, total: a.Size, fn: progress}
+	}
+	n, err := up.Upload(ctx, dest, src, o)
 	res.Uploaded = n
 	if err != nil {
 		pr.CloseWithError(err)
@@ -211,6 +316,8 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+var errRestart = errors.New("restarting the upload")
+
 // stagePath is where this push's archive goes on the host.
 func (s *Store) stagePath(token string) (string, error) {
 	root := s.l.Root()
@@ -227,6 +334,13 @@ func (s *Store) stagePath(token string) (string, error) {
 
 func (s *Store) dropStage(ctx context.Context, p shellcmd.Params, res *PushResult) {
 	_, _ = s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpDropStage, p)})
+	res.Execs++
+}
+
+// keepStage marks a stopped upload's stage cut short, for the next push of
+// the runtime to resume at once.
+func (s *Store) keepStage(ctx context.Context, p shellcmd.Params, res *PushResult) {
+	_, _ = s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpKeepStage, p)})
 	res.Execs++
 }
 

@@ -21,6 +21,13 @@ import (
 const (
 	TreeDir   = "tree"
 	ModesFile = "modes"
+	// FilesFile lists "<sha256> <path>" for every file of the runtime;
+	// the host keeps it as runtimes/.files/<id>, where later pushes find
+	// the files it already has.
+	FilesFile = "files"
+	// PoolDir holds, in a stage, the files the host copied from runtimes
+	// it has (pool/<PoolName>); the archive links to them.
+	PoolDir = "pool"
 )
 
 const blockSize = 512 // a tar block
@@ -116,7 +123,7 @@ func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry,
 	if err != nil || p == "." {
 		return err
 	}
-	e := Entry{Path: p, Mode: fs.FileMode(h.Mode) & fs.ModePerm}
+	e := Entry{Path: p, Mode: fs.FileMode(h.Mode) & fs.ModePerm, mtime: h.ModTime}
 	e.Mode |= modeBits(h.Mode)
 	switch h.Typeflag {
 	case tar.TypeDir:
@@ -150,7 +157,7 @@ func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry,
 	if e.Type == 'f' && e.link == "" {
 		hw := sha256.New()
 		var body io.Writer = hw
-		if w != nil {
+		if w != nil && !w.linked {
 			body = io.MultiWriter(hw, w)
 		}
 		if _, err := io.Copy(body, tr); err != nil {
@@ -222,8 +229,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // line each, for the host to apply after extraction. The source is read
 // again, and a source that changed since Open is an error rather than a
 // runtime that does not match its id.
-func (a *Artifact) WriteTar(w io.Writer) error {
+func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(w, nil) }
+
+// writeTar is WriteTar with files the host has already: a file whose
+// content digest and mode are in pool travels as a hard link to
+// pool/<PoolName>, a copy the host verified in the stage (h_pool), instead
+// of its bytes. The archive also lists every file's digest and path in its
+// "files" entry, for later pushes to find.
+func (a *Artifact) writeTar(w io.Writer, pool map[string]bool) error {
 	pk := newPacker(w, a.Entries)
+	pk.pool = pool
 	if err := pk.tw.WriteHeader(&tar.Header{Name: TreeDir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: pk.now}); err != nil {
 		return err
 	}
@@ -250,16 +265,51 @@ type packer struct {
 	dirs  map[string]Entry // the artifact's directories, implied ones included
 	done  map[string]bool  // directories written
 	now   time.Time
+	pool  map[string]bool     // PoolName of the files the host has (writeTar)
+	sums  map[string][32]byte // the files' digests, as Open computed them
+	// linked: the entry header wrote last is a link into the pool, and
+	// its bytes do not travel.
+	linked bool
+	files  strings.Builder // "<sha256> <path>" of every file, for FilesFile
 }
 
+// newPacker writes entries to w. What the archive adds (tree/, implied
+// directories, modes, files) is dated with the newest time among the
+// entries, so that the same tree makes the same archive again, and a cut
+// upload can be resumed.
 func newPacker(w io.Writer, entries []Entry) *packer {
-	pk := &packer{tw: tar.NewWriter(w), dirs: map[string]Entry{}, done: map[string]bool{}, now: time.Now().Truncate(time.Second)}
+	pk := &packer{tw: tar.NewWriter(w), dirs: map[string]Entry{}, done: map[string]bool{}, sums: map[string][32]byte{}, now: time.Unix(0, 0)}
 	for _, e := range entries {
-		if e.Type == 'd' {
+		switch e.Type {
+		case 'd':
 			pk.dirs[e.Path] = e
+		case 'f':
+			pk.sums[e.Path] = e.Sum
+		}
+		if e.mtime.After(pk.now) {
+			pk.now = e.mtime.Truncate(time.Second)
 		}
 	}
 	return pk
+}
+
+// PoolName names a file in a stage's pool: its content digest and its
+// mode, in octal, as the host's chmod takes it.
+func PoolName(sum [32]byte, mode fs.FileMode) string {
+	return fmt.Sprintf("%x-%o", sum, mode.Perm()|specialBits(mode))
+}
+
+// pooled reports whether e travels as a link into the stage's pool, and
+// lists it in the files entry. An archive's entries are read again as they
+// are written, before their bytes are: their digests are the ones Open
+// computed (and an archive that changed since does not get its id).
+func (pk *packer) pooled(e Entry) bool {
+	if e.Type != 'f' {
+		return false
+	}
+	sum := pk.sums[e.Path]
+	fmt.Fprintf(&pk.files, "%x %s\n", sum, e.Path)
+	return e.link == "" && pk.pool[PoolName(sum, e.Mode)]
 }
 
 func (pk *packer) header(e Entry, mtime time.Time) error {
@@ -276,6 +326,10 @@ func (pk *packer) header(e Entry, mtime time.Time) error {
 	h.Name = TreeDir + "/" + h.Name
 	if h.Typeflag == tar.TypeLink {
 		h.Linkname = TreeDir + "/" + h.Linkname
+	}
+	pk.linked = pk.pooled(e)
+	if pk.linked {
+		h.Typeflag, h.Size, h.Linkname = tar.TypeLink, 0, PoolDir+"/"+PoolName(pk.sums[e.Path], e.Mode)
 	}
 	if e.Type == 'd' && h.Mode&0o700 != 0o700 {
 		fmt.Fprintf(&pk.modes, "%o\t%s\n", h.Mode, e.Path)
@@ -302,13 +356,14 @@ func (pk *packer) parents(p string) error {
 func (pk *packer) Write(p []byte) (int, error) { return pk.tw.Write(p) }
 
 func (pk *packer) close() error {
-	body := pk.modes.String()
-	h := &tar.Header{Name: ModesFile, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body)), ModTime: pk.now}
-	if err := pk.tw.WriteHeader(h); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(pk.tw, body); err != nil {
-		return err
+	for _, f := range []struct{ name, body string }{{ModesFile, pk.modes.String()}, {FilesFile, pk.files.String()}} {
+		h := &tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(f.body)), ModTime: pk.now}
+		if err := pk.tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(pk.tw, f.body); err != nil {
+			return err
+		}
 	}
 	return pk.tw.Close()
 }
@@ -327,7 +382,9 @@ func (a *Artifact) writeDir(pk *packer) error {
 		if err := pk.header(e, mtime); err != nil {
 			return err
 		}
-		if e.Type != 'f' {
+		// A file the host has already is in the pool, verified against
+		// the digest Open computed.
+		if e.Type != 'f' || pk.linked {
 			continue
 		}
 		f, err := os.Open(p)

@@ -56,7 +56,7 @@ func (a *Artifact) zipEntry(zf *zip.File, w *packer) error {
 		return fmt.Errorf("%w: %s is encrypted in the zip; hoist cannot read it", ErrArtifact, p)
 	}
 	perm, typ := zipMode(zf)
-	e := Entry{Path: p, Mode: fs.FileMode(perm)&fs.ModePerm | modeBits(int64(perm))}
+	e := Entry{Path: p, Mode: fs.FileMode(perm)&fs.ModePerm | modeBits(int64(perm)), mtime: zf.Modified}
 	switch {
 	case typ == sIFLNK:
 		e.Type = 'l'
@@ -86,7 +86,7 @@ func (a *Artifact) zipEntry(zf *zip.File, w *packer) error {
 	if e.Type == 'f' {
 		hw := sha256.New()
 		var body io.Writer = hw
-		if w != nil {
+		if w != nil && !w.linked {
 			body = io.MultiWriter(hw, w)
 		}
 		if _, err := copyEntry(body, zf, math.MaxInt64); err != nil {

@@ -239,6 +239,16 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 // with a logger; zero when it was not measured.
 func (s *SSH) RTT() time.Duration { return s.rtt }
 
+// Ping measures one round trip on the connection now: a global request the
+// server answers at once (OpenSSH's keepalive).
+func (s *SSH) Ping() (time.Duration, error) {
+	begin := time.Now()
+	if _, _, err := s.client.SendRequest("keepalive@openssh.com", true, nil); err != nil {
+		return 0, err
+	}
+	return time.Since(begin), nil
+}
+
 // Target implements [Transport]: "user@host:port".
 func (s *SSH) Target() string { return s.target }
 

@@ -1,10 +1,17 @@
 package transport
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/pkg/sftp"
 )
 
 // Uploader is implemented by transports that can also write files on the
@@ -13,14 +20,53 @@ type Uploader interface {
 	// Upload writes everything r yields into a new file at path on the
 	// host, mode 0600, and returns the bytes written. A path that exists
 	// already, as a file or as a symlink, is an error and nothing is written
-	// through it: the file is created exclusively (O_EXCL). When ctx ends
-	// first, the upload stops and what was written stays where it is.
-	Upload(ctx context.Context, path string, r io.Reader) (int64, error)
+	// through it: the file is created exclusively (O_EXCL). With
+	// o.Existing, it writes instead into the file the host made there (or
+	// an earlier upload, to resume), from o.Offset on, and cuts the file to
+	// its new end. When ctx
+	// ends first, the upload stops and what was written stays where it is.
+	// On an error, the count is the bytes from o.Offset on that the host
+	// acknowledged without a gap.
+	Upload(ctx context.Context, path string, r io.Reader, o UploadOptions) (int64, error)
 }
 
-// Upload implements [Uploader].
-func (l *Local) Upload(ctx context.Context, path string, r io.Reader) (int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// UploadOptions say how [Uploader.Upload] writes.
+type UploadOptions struct {
+	// Existing writes into the file at the path, which exists: r's bytes
+	// go into it from Offset on (an upload cut short goes on), and it is
+	// cut to their end. The caller vouches for the file: the host made it
+	// where nobody else can.
+	Existing bool
+	Offset   int64
+	// Streams is how many channels carry the bytes at once, each with a
+	// window of its own; 0 and 1 mean one. The streams write chunks of
+	// ChunkSize at their offsets, never more than Window bytes beyond the
+	// first chunk that is not written yet: a cut upload is whole up to its
+	// length less Window.
+	Streams int
+}
+
+const (
+	// ChunkSize is what a stream writes at a time, many requests in flight.
+	ChunkSize = 2 << 20
+	// chunks are in flight at once, spread over the streams: on one, a
+	// chunk's last acknowledgements overlap the next chunk's first writes.
+	chunks = 8
+	// Window is the most an upload has in flight: a cut upload is whole up
+	// to its length less Window.
+	Window = chunks * ChunkSize
+	// MaxStreams bounds UploadOptions.Streams.
+	MaxStreams = chunks
+)
+
+// Upload implements [Uploader]. Streams is ignored: the file is written
+// directly.
+func (l *Local) Upload(ctx context.Context, path string, r io.Reader, o UploadOptions) (int64, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if o.Existing {
+		flags = os.O_WRONLY | syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return 0, err
 	}
@@ -29,7 +75,16 @@ func (l *Local) Upload(ctx context.Context, path string, r io.Reader) (int64, er
 		f.Close()
 		return 0, err
 	}
+	if o.Existing {
+		if _, err := f.Seek(o.Offset, io.SeekStart); err != nil {
+			f.Close()
+			return 0, err
+		}
+	}
 	n, err := io.Copy(f, ctxReader{ctx, r})
+	if err == nil && o.Existing {
+		err = f.Truncate(o.Offset + n)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -39,18 +94,117 @@ func (l *Local) Upload(ctx context.Context, path string, r io.Reader) (int64, er
 // Upload implements [Uploader] with SFTP, at line rate: many write requests
 // are in flight at once (File.ReadFromWithConcurrency). Writing through
 // io.Copy, or from a wrapped reader through File.ReadFrom, would send one
-// request at a time.
-func (s *SSH) Upload(ctx context.Context, path string, r io.Reader) (int64, error) {
-	c, err := s.SFTP()
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
+// request at a time. One SFTP channel is bound by its window (sshd gives 2
+// MiB), a round trip's worth of bytes: with o.Streams, that many channels
+// on the one connection write chunks of the stream at their offsets.
+func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOptions) (int64, error) {
+	streams := min(max(o.Streams, 1), MaxStreams)
+	var clients []*sftp.Client
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range clients {
+			c.Close()
+		}
+	})
 	defer stop()
+	// The channels open at once, each a few round trips.
+	opened := make([]*sftp.Client, streams)
+	errs := make([]error, streams)
+	var wg sync.WaitGroup
+	for i := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opened[i], errs[i] = s.SFTP()
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	for _, c := range opened {
+		if c != nil {
+			clients = append(clients, c)
+		}
+	}
+	mu.Unlock()
+	// Fewer channels than asked: the upload goes on with those there are.
+	if len(clients) == 0 {
+		return 0, errs[0]
+	}
+	// The first opens (and makes) the file; with Existing, all open it at
+	// once.
+	files := make([]*sftp.File, len(clients))
+	first := 1
+	if o.Existing {
+		first = 0
+	} else {
+		var err error
+		if files[0], err = openUpload(ctx, clients[0], path, false); err != nil {
+			return 0, err
+		}
+	}
+	for i := first; i < len(clients); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			files[i], errs[i] = openUpload(ctx, clients[i], path, true)
+		}()
+	}
+	wg.Wait()
+	if files[0] == nil {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return 0, errs[0]
+	}
+	f := files[0]
+	files = slices.DeleteFunc(files, func(f *sftp.File) bool { return f == nil })
+	defer func() {
+		for _, f := range files[1:] {
+			f.Close()
+		}
+	}()
+	n, err := writeChunks(files, ctxReader{ctx, r}, o.Offset)
+	if err == nil && o.Existing {
+		err = f.Truncate(o.Offset + n)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	var status *sftp.StatusError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case !errors.As(err, &status):
+		// Not the server's answer (a full disk, a permission): the
+		// connection broke, and what the host holds is not known.
+		err = UnknownOutcome(s.explain(err))
+	}
+	return n, err
+}
+
+// openUpload opens the upload's file: a new one, exclusively, or the one
+// there.
+func openUpload(ctx context.Context, c *sftp.Client, path string, existing bool) (*sftp.File, error) {
+	if existing {
+		f, err := c.OpenFile(path, os.O_WRONLY)
+		if err != nil {
+			return nil, fmt.Errorf("sftp open %s: %w", path, err)
+		}
+		return f, nil
+	}
 	f, err := c.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
-		return 0, fmt.Errorf("sftp open %s: %w", path, err)
+		return nil, fmt.Errorf("sftp open %s: %w", path, err)
 	}
 	// pkg/sftp (v1.13.12) has no way to put a mode in the open request,
 	// so the server creates the file with its default, 0666 less sshd's
@@ -62,18 +216,97 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader) (int64, erro
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
 		if ctx.Err() != nil {
-			return 0, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return 0, fmt.Errorf("sftp chmod 0600 %s: %w", path, err)
+		return nil, fmt.Errorf("sftp chmod 0600 %s: %w", path, err)
 	}
-	n, err := f.ReadFromWithConcurrency(ctxReader{ctx, r}, 64)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	return f, nil
+}
+
+// writeChunks reads r in chunks of ChunkSize and writes each at its offset
+// (from off on) through one of files, chunks at a time spread over them
+// (each chunk many requests in flight: File.WriteAt with concurrent
+// writes). A chunk goes out only once everything Window before its end is
+// written, so a file cut short is whole up to its length less Window. It
+// returns the bytes read from r once all are written; or the first error,
+// with the bytes from off on written without a gap.
+func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
+	type chunk struct {
+		buf []byte
+		off int64
 	}
-	if err != nil && ctx.Err() != nil {
-		err = ctx.Err()
+	free := make(chan []byte, chunks+1)
+	for range chunks + 1 {
+		free <- make([]byte, ChunkSize)
 	}
-	return n, err
+	jobs := make(chan chunk)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		moved = sync.NewCond(&mu)
+		first error
+		whole = off               // everything below is written
+		ahead = map[int64]int64{} // chunks written beyond whole: offset to end
+	)
+	written := func(c chunk, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		defer moved.Broadcast()
+		if err != nil {
+			first = cmp.Or(first, err)
+			return
+		}
+		ahead[c.off] = c.off + int64(len(c.buf))
+		for end, ok := ahead[whole]; ok; end, ok = ahead[whole] {
+			delete(ahead, whole)
+			whole = end
+		}
+	}
+	// ready waits until a chunk ending at end may go; false once a write
+	// failed.
+	ready := func(end int64) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for first == nil && whole < end-Window {
+			moved.Wait()
+		}
+		return first == nil
+	}
+	for i := range chunks {
+		wg.Add(1)
+		go func(f *sftp.File) {
+			defer wg.Done()
+			for c := range jobs {
+				_, err := f.WriteAt(c.buf, c.off)
+				written(c, err)
+				free <- c.buf[:cap(c.buf)]
+			}
+		}(files[i%len(files)])
+	}
+	var read int64
+	for {
+		buf := <-free
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			if !ready(off + read + int64(n)) {
+				break
+			}
+			jobs <- chunk{buf[:n], off + read}
+			read += int64(n)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				written(chunk{}, err)
+			}
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if first != nil {
+		return whole - off, first
+	}
+	return read, nil
 }
 
 // ctxReader stops a copy when its context ends.

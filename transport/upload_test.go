@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestUploadMode0600(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "artifact.tar")
 			data := pattern(3<<20, 'u') // several write requests
 			src := &modeAtFirstRead{t: t, file: file, r: bytes.NewReader(data)}
-			n, err := up.Upload(runCtx(t), file, src)
+			n, err := up.Upload(runCtx(t), file, src, UploadOptions{})
 			if err != nil || n != int64(len(data)) {
 				t.Fatalf("Upload: %d, %v; want %d bytes", n, err, len(data))
 			}
@@ -74,7 +75,7 @@ func TestUploadMode0600(t *testing.T) {
 				} else {
 					must(t, os.Symlink(victim, file))
 				}
-				if _, err := up.Upload(runCtx(t), file, bytes.NewReader([]byte("new"))); err == nil {
+				if _, err := up.Upload(runCtx(t), file, bytes.NewReader([]byte("new")), UploadOptions{}); err == nil {
 					t.Errorf("an upload onto an existing %s succeeded", planted)
 				}
 			}
@@ -85,5 +86,41 @@ func TestUploadMode0600(t *testing.T) {
 				t.Errorf("the existing file was overwritten: %q", got)
 			}
 		})
+	}
+}
+
+// Several streams, and an existing file written from an offset: the file
+// holds the bytes in order, cut to their end, whatever it held beyond.
+func TestUploadStreamsAndOffset(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	s := dialTest(t, ts.clientConfig(t))
+	data := pattern(3*ChunkSize+12345, 's') // chunks, and a short last one
+	for name, up := range map[string]Uploader{"ssh": s, "local": &Local{}} {
+		for _, streams := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", name, streams), func(t *testing.T) {
+				t.Parallel()
+				file := filepath.Join(t.TempDir(), "artifact.tar")
+				n, err := up.Upload(runCtx(t), file, bytes.NewReader(data), UploadOptions{Streams: streams})
+				if err != nil || n != int64(len(data)) {
+					t.Fatalf("Upload: %d, %v", n, err)
+				}
+				if got, _ := os.ReadFile(file); !bytes.Equal(got, data) {
+					t.Fatalf("contents differ (%d bytes)", len(got))
+				}
+				// Resumed at 5 MiB over a longer file of other bytes.
+				const at = 5 << 20
+				must(t, os.WriteFile(file, pattern(len(data)+999, 'x'), 0o600))
+				n, err = up.Upload(runCtx(t), file, bytes.NewReader(data[at:]), UploadOptions{Streams: streams, Existing: true, Offset: at})
+				if err != nil || n != int64(len(data)-at) {
+					t.Fatalf("resumed Upload: %d, %v", n, err)
+				}
+				got, _ := os.ReadFile(file)
+				want := append(pattern(len(data)+999, 'x')[:at], data[at:]...)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("resumed contents differ (%d bytes, want %d)", len(got), len(want))
+				}
+			})
+		}
 	}
 }

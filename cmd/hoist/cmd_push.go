@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
 )
 
 type pushOptions struct {
@@ -17,6 +18,7 @@ type pushOptions struct {
 	activate   bool
 	keepSetuid bool
 	wait       time.Duration
+	streams    int
 }
 
 func (a *app) pushCommand() *cobra.Command {
@@ -29,7 +31,9 @@ func (a *app) pushCommand() *cobra.Command {
 compressed) on standard input, which needs --name. The same tree always gets
 the same id; a runtime already on a host costs one host command and uploads
 nothing. The upload happens outside the lock; the promotion waits for it.
-Setuid and setgid bits are stripped unless --keep-setuid.`,
+Files the host already holds in other runtimes are copied there instead of
+sent. An upload that was stopped or cut off is resumed by the next push of
+the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 		Example: `  hoist -H deploy@web1 push ./node-v22-linux-x64.tar.gz --activate
   hoist -H web1,web2 push ./build -n app --activate
   git archive HEAD | hoist -H web1 push - --name app`,
@@ -41,10 +45,14 @@ Setuid and setgid bits are stripped unless --keep-setuid.`,
 	f.BoolVar(&o.activate, "activate", false, "switch current to the runtime once it is in place")
 	f.BoolVar(&o.keepSetuid, "keep-setuid", false, "keep setuid and setgid bits (stripped by default)")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
+	f.IntVar(&o.streams, "streams", 0, "upload over `N` SFTP channels at once, 1 to 8 (default: from the artifact's size and the measured round trip)")
 	return a.holdFlag(c)
 }
 
 func (a *app) push(source string, o pushOptions) error {
+	if o.streams < 0 || o.streams > transport.MaxStreams {
+		return usageErr("--streams %d: give 1 to %d, or leave it out to size it from the round trip", o.streams, transport.MaxStreams)
+	}
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
@@ -78,6 +86,7 @@ func (a *app) push(source string, o pushOptions) error {
 		res, err := s.Push(ctx, art, store.PushOptions{
 			Activate: o.activate,
 			Wait:     o.wait,
+			Streams:  o.streams,
 			Events:   h.events(),
 			Stop:     stop,
 			Progress: h.progress,
@@ -92,6 +101,7 @@ func (a *app) push(source string, o pushOptions) error {
 			"promoted", res.Promoted, "activated", res.Activated, "execs", res.Execs)
 		r.json["present"], r.json["promoted"], r.json["uploaded_bytes"] = res.Present, res.Promoted, res.Uploaded
 		r.json["activated"], r.json["previous"], r.json["execs"] = res.Activated, res.Previous, res.Execs
+		r.json["resumed_at"], r.json["reused_files"] = res.Resumed, res.Reused
 		if err != nil {
 			h.finish("failed", false)
 			return r
@@ -101,6 +111,12 @@ func (a *app) push(source string, o pushOptions) error {
 			what = append(what, "already present, nothing uploaded")
 		} else {
 			what = append(what, "uploaded "+size(res.Uploaded))
+			if res.Resumed > 0 {
+				what = append(what, "resumed at "+size(res.Resumed))
+			}
+			if res.Reused > 0 {
+				what = append(what, fmt.Sprintf("%d files copied on the host", res.Reused))
+			}
 		}
 		if res.Promoted {
 			what = append(what, "promoted")

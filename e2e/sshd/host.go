@@ -39,6 +39,11 @@ type Options struct {
 	// points to is replaced by an empty, non-executable one (a bind mount in
 	// the host's own mount namespace). The login shell must not be /bin/sh.
 	NoShell bool
+	// Hide (root only) makes these programs, absolute paths, unusable on
+	// this host: each is replaced by an empty, non-executable file (a bind
+	// mount in the host's own mount namespace), and a shell looking for
+	// it finds none.
+	Hide []string
 }
 
 // Host is a running sshd on 127.0.0.1. Its exported fields are read-only.
@@ -124,7 +129,7 @@ func Start(t testing.TB, opts Options) *Host {
 
 // rootOnly reports whether opts need root.
 func rootOnly(opts Options) bool {
-	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace
+	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || len(opts.Hide) > 0
 }
 
 // ownPIDs reports whether the host runs in a PID namespace of its own,

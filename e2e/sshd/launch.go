@@ -17,7 +17,7 @@ import (
 // tools are the absolute paths of the programs a host needs.
 type tools struct {
 	sshd, keygen string
-	mount        string // with Busybox, BootNamespace, PIDNamespace or NoShell
+	mount        string // with Busybox, BootNamespace, PIDNamespace, NoShell or Hide
 	busybox      string // with Busybox: busybox itself
 	shTarget     string // with Busybox or NoShell: the file /bin/sh resolves to
 }
@@ -31,7 +31,7 @@ func findTools(opts Options) (tools, error) {
 	if tl.keygen, err = findProgram("ssh-keygen", "/usr/bin/ssh-keygen"); err != nil {
 		return tl, errors.New("ssh-keygen not found: run `make test`, which installs openssh-client")
 	}
-	if opts.Busybox || ownPIDs(opts) || opts.NoShell {
+	if opts.Busybox || ownPIDs(opts) || opts.NoShell || len(opts.Hide) > 0 {
 		if tl.mount, err = findProgram("mount", "/usr/bin/mount", "/bin/mount"); err != nil {
 			return tl, errors.New("mount not found: run `make test`, which installs util-linux")
 		}
@@ -104,7 +104,7 @@ func (h *Host) sshdConfig() string {
 // PID 1 of the PID namespace, waiting for sshd and reaping orphans.
 func (h *Host) command() *exec.Cmd {
 	sshd := []string{h.tools.sshd, "-D", "-e", "-f", h.config}
-	if !h.opts.Busybox && !ownPIDs(h.opts) && !h.opts.NoShell {
+	if !h.opts.Busybox && !ownPIDs(h.opts) && !h.opts.NoShell && len(h.opts.Hide) == 0 {
 		return exec.Command(sshd[0], sshd[1:]...)
 	}
 	mount := quote(h.tools.mount)
@@ -127,6 +127,13 @@ func (h *Host) command() *exec.Cmd {
 	if h.opts.NoShell {
 		empty := filepath.Join(h.root, "no-shell")
 		fmt.Fprintf(&s, ": >%s\n%s --bind %s %s\n", quote(empty), mount, quote(empty), quote(h.tools.shTarget))
+	}
+	if len(h.opts.Hide) > 0 {
+		empty := filepath.Join(h.root, "hidden")
+		fmt.Fprintf(&s, ": >%s\nchmod 0644 %s\n", quote(empty), quote(empty))
+		for _, p := range h.opts.Hide {
+			fmt.Fprintf(&s, "%s --bind %s %s\n", mount, quote(empty), quote(p))
+		}
 	}
 	quoted := make([]string, len(sshd))
 	for i, a := range sshd {

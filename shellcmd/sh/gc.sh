@@ -125,7 +125,7 @@ h_gc_collect() {
 		{ [ -e "$h_d" ] || [ -L "$h_d" ]; } && printf '%s\n' "$h_d"
 	done)
 	h_stages="$h_stages
-$(for h_mf in "$h_store"/.meta/*; do
+$(for h_mf in "$h_store"/.meta/* "$h_store"/.files/*; do
 		h_i=${h_mf##*/}
 		[ -f "$h_mf" ] && h_isid "$h_i" && [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && printf '%s\n' "$h_mf"
 	done)"
@@ -201,7 +201,7 @@ h_gc_delete() {
 				h_say ERROR gc "could not put $h_i back; it is in $h_storedir/.trash-$h_rid-$h_i"
 			fi
 		else
-			rm -f "$h_store/.meta/$h_i"
+			rm -f "$h_store/.meta/$h_i" "$h_store/.files/$h_i"
 			if h_rmtree "$h_store/.trash-$h_rid-$h_i"; then
 				h_say DELETE "$h_i" 'done'
 			else

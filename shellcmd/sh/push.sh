@@ -32,11 +32,143 @@ h_op_pushcheck() {
 	# The archive and the tree unpacked from it, side by side.
 	h_room "$h_store" $((2 * h_size + h_entries * 4608)) || return
 	h_stage=$h_store/.stage-$h_stok
-	if h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
-		h_say STAGE "$h_id"
-	else
-		h_say ERROR mkdir "$(h_oneline "$h_e")"
+	if ! h_resume; then
+		if ! h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
+			h_say ERROR mkdir "$(h_oneline "$h_e")"
+			return
+		fi
 	fi
+	# The file the upload writes, made here where only the login can
+	# reach; and the mark by which a later push of this runtime resumes the
+	# stage if this upload is cut short (the promotion removes it first).
+	if ! { [ -f "$h_stage/artifact.tar" ] || (umask 077 && : >"$h_stage/artifact.tar"); } ||
+		! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >"$h_stage/resume.t" ||
+		! mv -f "$h_stage/resume.t" "$h_stage/resume"; then
+		h_rmtree "$h_stage"
+		h_say ERROR mkdir "cannot write in the stage (disk full?)"
+		return
+	fi
+	h_pool
+	h_say STAGE "$h_id"
+}
+
+# h_resume: takes over the stage an earlier push of this runtime left cut
+# short (its "resume" mark names the id, the digest and the window the
+# upload may have left gaps in) as this push's stage: one the stopped
+# client marked "cut" (with where its bytes stop being whole), or whose
+# archive nothing wrote for 5 s. Only one taker gets it: the mark is
+# renamed, and a rename succeeds once; a promotion removes the mark before
+# it reads the archive. Says RESUME id offset sha256: the upload goes on
+# from offset (the cut, or the archive's length less the window), and the
+# archive's bytes before it, copied into a file of this push's own, have
+# that digest.
+h_resume() {
+	h_shatool || return 1
+	set +f
+	for h_d in "$h_store"/.stage-*; do
+		{ h_isuuid "${h_d##*/.stage-}" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && [ -O "$h_d" ]; } || continue
+		{ [ -f "$h_d/resume" ] && [ -f "$h_d/artifact.tar" ] && [ ! -L "$h_d/artifact.tar" ]; } || continue
+		h_rw=
+		read -r h_ri h_rd h_rw <"$h_d/resume" || continue
+		{ [ "$h_ri" = "$h_id" ] && [ "$h_rd" = "$h_digest" ]; } || continue
+		case $h_rw in '' | *[!0-9]*) continue ;; esac
+		if [ ! -f "$h_d/cut" ]; then
+			{ h_age "$h_d/artifact.tar" && [ "$h_a" -ge 5 ]; } || continue
+		fi
+		mv "$h_d/resume" "$h_d/taken-$h_stok" 2>/dev/null || continue
+		h_step resume.taken
+		mv "$h_d" "$h_stage" 2>/dev/null || continue
+		set -f
+		h_fsize "$h_stage/artifact.tar"
+		# Where the bytes stop being whole: as a stopped client said, or
+		# the length less the window.
+		h_rc=
+		{ read -r h_rc <"$h_stage/cut"; } 2>/dev/null
+		case $h_rc in '' | *[!0-9]*) h_rc=$((h_sz - h_rw)) ;; esac
+		[ "$h_rc" -le "$h_sz" ] || h_rc=$h_sz
+		h_roff=$((h_rc / 65536 * 65536))
+		[ "$h_roff" -gt 0 ] || h_roff=0
+		rm -f "$h_stage/taken-$h_stok" "$h_stage/cut"
+		# The bytes before the offset go into a new file: the push that was
+		# cut may only be stalled, and write on through what it holds open
+		# (the old file, gone once the new one takes its name).
+		h_step resume.copy
+		if ! dd if="$h_stage/artifact.tar" of="$h_stage/artifact.new" bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
+			! mv -f "$h_stage/artifact.new" "$h_stage/artifact.tar"; then
+			h_rmtree "$h_stage"
+			return 1
+		fi
+		h_rsum=$(h_sha256 "$h_stage/artifact.tar")
+		h_say RESUME "$h_id" "$h_roff" "${h_rsum:--}"
+		return 0
+	done
+	set -f
+	return 1
+}
+
+# h_fsize FILE: h_sz, FILE's size in bytes (0 when it cannot be read).
+h_fsize() {
+	case $h_stat in
+	gnu) h_sz=$(stat -c %s "$1" 2>/dev/null) ;;
+	bsd) h_sz=$(stat -f %z "$1" 2>/dev/null) ;;
+	*) h_sz=$(wc -c <"$1" 2>/dev/null) ;;
+	esac
+	h_sz=${h_sz##* }
+	case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
+}
+
+# h_pool: the files of this runtime (h_want: "sha256 mode" lines) that
+# runtimes already here hold, by content digest (runtimes/.files/<id>, one
+# "sha256 path" line per file), are copied into the stage's pool as
+# pool/<sha256>-<mode>, and hashed: each copy whose digest matches is said
+# with HAVE, and the upload carries a hard link to it instead of its bytes.
+# A copy, never a link to the other runtime's file: runtimes stay
+# independent. cp makes a reflink where the filesystem shares blocks.
+h_pool() {
+	[ -n "$h_want" ] && [ -d "$h_store/.files" ] && h_shatool || return 0
+	# The lists of runtimes that are here: plain files named by an id.
+	set +f
+	set --
+	for h_f in "$h_store"/.files/*; do
+		h_i=${h_f##*/}
+		h_isid "$h_i" && [ -f "$h_f" ] && [ ! -L "$h_f" ] && [ -d "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] &&
+			set -- "$@" "$h_f"
+	done
+	set -f
+	[ $# -gt 0 ] || return 0
+	h_pd=$h_stage/pool
+	mkdir -p "$h_pd" || return 0
+	printf '%s\n' "$h_want" | awk '
+		FNR == NR { if ($1 != "") want[$1] = want[$1] " " $2; next }
+		($1 in want) && !($1 in got) {
+			got[$1] = 1
+			n = split(FILENAME, parts, "/")
+			print $1 "\t" want[$1] "\t" parts[n] "/" substr($0, length($1) + 2)
+		}' - "$@" 2>/dev/null |
+		while IFS='	' read -r h_ps h_pm h_pp; do
+			case /$h_pp/ in */../* | */./* | //*) continue ;; esac
+			h_src=$h_store/$h_pp
+			{ [ -f "$h_src" ] && [ ! -L "$h_src" ]; } || continue
+			for h_m in $h_pm; do
+				[ -f "$h_pd/$h_ps-$h_m" ] && continue
+				if ! { cp --reflink=auto "$h_src" "$h_pd/$h_ps-$h_m" 2>/dev/null ||
+					cp "$h_src" "$h_pd/$h_ps-$h_m"; } || ! chmod "$h_m" "$h_pd/$h_ps-$h_m"; then
+					rm -f "$h_pd/$h_ps-$h_m"
+				fi
+			done
+		done
+	# Every copy is hashed: a file that is not what its list says is
+	# dropped, and travels.
+	h_pl=$(cd "$h_pd" && ls)
+	[ -n "$h_pl" ] || return 0
+	printf '%s\n' "$h_pl" | h_shaall "$h_pd" | while read -r h_ps h_pn; do
+		h_pn=${h_pn#\*}
+		if [ "$h_ps" = "${h_pn%%-*}" ]; then
+			h_say HAVE "$h_pn"
+		else
+			rm -f "$h_pd/$h_pn"
+		fi
+	done
 }
 
 # h_collides: runtimes/<id> is taken by something that is not this runtime:
@@ -87,7 +219,7 @@ h_op_promote() {
 		return
 	fi
 	if ! h_shatool; then
-		h_say ERROR nosha256 "no openssl, sha256sum, shasum or sha256 on the host"
+		h_say ERROR nosha256 "no working openssl, sha256sum, shasum or sha256 on the host"
 		h_rmtree "$h_stage"
 		return
 	fi
@@ -95,8 +227,16 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	# Digest and unpack side by side: both read the archive, and nothing
-	# leaves the stage before the digest matches.
+	# This push's stage, not one another push of this runtime took over to
+	# resume it (h_resume): the mark goes first, and only one can remove it.
+	if ! rm "$h_stage/resume" 2>/dev/null; then
+		h_say ERROR stage "another push of $h_id took this upload over to resume it"
+		return
+	fi
+	h_step promote.marked
+	# Digest and unpack side by side: both read the archive, which only
+	# this push writes (h_resume gives a stage it takes over a new one), and
+	# nothing leaves the stage before the digest matches.
 	h_sha256 "$h_stage/artifact.tar" >"$h_stage/sum" 2>/dev/null &
 	h_sp=$!
 	h_e=$(cd "$h_stage" && umask 0 && tar -xof artifact.tar 2>&1 && h_modes 2>&1)
@@ -120,6 +260,7 @@ h_op_promote() {
 		return
 	fi
 	rm -f "$h_stage/artifact.tar"
+	rm -rf "$h_stage/pool"
 	if ! h_take; then
 		h_rmtree "$h_stage"
 		return
@@ -168,11 +309,29 @@ h_promote() {
 		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
 		return 1
 	fi
+	# The list of the runtime's files, for later pushes (h_pool). A
+	# promotion cut short before it only makes the runtime's files travel
+	# again.
+	if [ -f "$h_stage/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
+		mv -f "$h_stage/files" "$h_store/.files/$h_id" 2>/dev/null
+	fi
 	h_say PROMOTED "$h_id"
 }
 
+# h_op_keepstage: marks this push's stage "cut" after its upload was
+# stopped: the next push of the runtime resumes it at once (h_resume),
+# and gc removes it after the stale period.
+h_op_keepstage() {
+	h_stage=$h_store/.stage-$h_stok
+	if [ -d "$h_stage" ] && [ ! -L "$h_stage" ] && [ -f "$h_stage/resume" ]; then
+		printf '%s\n' "$h_cut" >"$h_stage/cut"
+	fi
+	h_say RESUMABLE "$h_id"
+}
+
 # h_op_dropstage: removes this push's stage after a failed upload. A stage
-# whose upload ended in an unknown outcome is left for gc instead.
+# whose upload was stopped or ended in an unknown outcome is left for the
+# next push to resume, and for gc.
 h_op_dropstage() {
 	h_rmtree "$h_store/.stage-$h_stok"
 	h_say DROPPED

@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// deltaHosts are the hosts the delta and resume tests run on: GNU tools
+// with openssl, and busybox without openssl (sha256sum verifies there).
+func deltaHosts(t *testing.T) map[string]sshd.Options {
+	hosts := map[string]sshd.Options{"gnu": {}}
+	if isRoot() {
+		hosts["busybox-no-openssl"] = sshd.Options{Shell: "sh", Busybox: true, Hide: []string{"/usr/bin/openssl"}}
+	} else {
+		t.Log("not root: the busybox host without openssl is skipped (it needs mount namespaces)")
+	}
+	return hosts
+}
+
+// deltaTree writes n files of size bytes of random data under lib/, two
+// files with the same bytes but different modes, a private directory, a
+// symlink and some small files.
+func deltaTree(t testing.TB, n, size int) string {
+	t.Helper()
+	d := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(d, "lib", "deep"), 0o755))
+	must(os.Mkdir(filepath.Join(d, "private"), 0o700))
+	for i := range n {
+		b := make([]byte, size)
+		rand.Read(b)
+		must(os.WriteFile(filepath.Join(d, "lib", fmt.Sprintf("part%03d.bin", i)), b, 0o644))
+	}
+	same := make([]byte, 100<<10)
+	rand.Read(same)
+	must(os.WriteFile(filepath.Join(d, "lib", "deep", "tool"), same, 0o755))
+	must(os.WriteFile(filepath.Join(d, "lib", "deep", "tool.data"), same, 0o644))
+	must(os.WriteFile(filepath.Join(d, "private", "key"), []byte("secret\n"), 0o600))
+	must(os.WriteFile(filepath.Join(d, "README"), []byte("a runtime\n"), 0o644))
+	must(os.Symlink("lib/deep/tool", filepath.Join(d, "tool")))
+	return d
+}
+
+// copyTree copies src to a new directory, modes and links kept.
+func copyTree(t testing.TB, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "tree")
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	return dst
+}
+
+// TestPushDelta: a push of a tree that shares files with a runtime on the
+// host uploads only the files the host lacks, and every runtime is its
+// source byte for byte, modes and links included. The copies are the new
+// runtime's own files, not links to the old one's. A list of files on the
+// host that lies (a digest under another file's path, a path climbing out,
+// a list planted as a symlink) costs only a file that travels again.
+func TestPushDelta(t *testing.T) {
+	t.Parallel()
+	for name, opts := range deltaHosts(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := sshd.Start(t, opts)
+			root := filepath.Join(h.Dir, "store")
+			c := newCLI(t, h, root)
+			v1 := deltaTree(t, 48, 256<<10) // 12 MiB
+			r1 := pushJSON(t, c, v1, "--name", "app")
+			if r1["promoted"] != true || r1["reused_files"].(float64) != 0 {
+				t.Fatalf("first push: %v", r1)
+			}
+			id1 := r1["id"].(string)
+
+			// 4 bytes of one file change, and a file is added.
+			v2 := copyTree(t, v1)
+			f, err := os.OpenFile(filepath.Join(v2, "lib", "part007.bin"), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte("HOIS"), 1000)
+			f.Close()
+			os.WriteFile(filepath.Join(v2, "NEWS"), []byte("v2\n"), 0o644)
+			r2 := pushJSON(t, c, v2, "--name", "app")
+			// 47 shared parts and the two modes of the shared tool.
+			if r2["promoted"] != true || r2["reused_files"].(float64) != 49 {
+				t.Fatalf("second push: %v", r2)
+			}
+			if up := r2["uploaded_bytes"].(float64); up > 256<<10+64<<10 {
+				t.Fatalf("the second push uploaded %.0f bytes; the changed file is %d", up, 256<<10)
+			}
+			id2 := r2["id"].(string)
+			rt := func(id string) string { return filepath.Join(root, "runtimes", id) }
+			sameTree(t, v1, rt(id1))
+			sameTree(t, v2, rt(id2))
+			for _, p := range []string{"lib/part000.bin", "lib/deep/tool", "lib/deep/tool.data"} {
+				a, _ := os.Stat(filepath.Join(rt(id1), p))
+				b, _ := os.Stat(filepath.Join(rt(id2), p))
+				if a == nil || b == nil || os.SameFile(a, b) {
+					t.Fatalf("%s: the new runtime's file is the old runtime's (or missing)", p)
+				}
+				if b.Sys().(*syscall.Stat_t).Nlink != 1 {
+					t.Fatalf("%s: %d links, want 1", p, b.Sys().(*syscall.Stat_t).Nlink)
+				}
+			}
+			entries, _ := os.ReadDir(filepath.Join(root, "runtimes"))
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), ".stage-") {
+					t.Fatalf("a stage is left: %s", e.Name())
+				}
+			}
+
+			// The list of v2's files lies: part000's digest under part001's
+			// path, a digest under a path out of the store, and a planted
+			// symlink list.
+			list := filepath.Join(root, "runtimes", ".files", id2)
+			b, err := os.ReadFile(list)
+			if err != nil {
+				t.Fatalf("the runtime's file list: %v", err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			sums := map[string]string{}
+			for _, l := range lines {
+				sum, p, _ := strings.Cut(l, " ")
+				sums[p] = sum
+			}
+			lied := []string{sums["lib/part000.bin"] + " lib/part001.bin", sums["lib/part002.bin"] + " ../../../../../etc/passwd"}
+			for _, l := range lines {
+				if p := strings.SplitN(l, " ", 2)[1]; p != "lib/part000.bin" && p != "lib/part001.bin" && p != "lib/part002.bin" {
+					lied = append(lied, l)
+				}
+			}
+			os.WriteFile(list, []byte(strings.Join(lied, "\n")+"\n"), 0o644)
+			os.Remove(filepath.Join(root, "runtimes", ".files", id1))
+			os.Symlink(list, filepath.Join(root, "runtimes", ".files", id1))
+			v3 := copyTree(t, v2)
+			os.WriteFile(filepath.Join(v3, "NEWS"), []byte("v3\n"), 0o644)
+			r3 := pushJSON(t, c, v3, "--name", "app")
+			// part000 (its copy fails the digest), part001 (no list
+			// has its digest) and part002 (its path climbs out) travel:
+			// 45 parts and the tool's two modes are copied.
+			if r3["promoted"] != true || r3["reused_files"].(float64) != 47 {
+				t.Fatalf("third push: %v", r3)
+			}
+			sameTree(t, v3, rt(r3["id"].(string)))
+			sameTree(t, v2, rt(id2))
+		})
+	}
+}
+
+// TestPushResumesAfterCut: an upload over four streams through a proxy
+// that cuts the connection once the archive on the host is past 80 % ends
+// with an unknown outcome or a clean failure, never a runtime; the next
+// push of the same tree resumes the stage from well past its start and
+// installs the tree byte for byte.
+func TestPushResumesAfterCut(t *testing.T) {
+	t.Parallel()
+	for name, opts := range deltaHosts(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := sshd.Start(t, opts)
+			root := filepath.Join(h.Dir, "store")
+			c := newCLI(t, h, root)
+			p := sshd.NewProxy(t, h.Addr)
+			viaProxy := *c
+			viaProxy.flags = []string{"-H", h.User + "@" + p.Addr, "-i", h.KeyFile, "--known-hosts", h.KnownHostsFor(t, p.Addr), "--root", root}
+			const size = 96 << 20
+			src := randomTree(t, size)
+			push := viaProxy.start("--json", "push", src, "--name", "big", "--streams", "4")
+			var stage string
+			var cutAt int64
+			waitFor(t, 60*time.Second, "the upload past 80 %", func() bool {
+				m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
+				if len(m) == 1 {
+					if fi, err := os.Stat(m[0]); err == nil && fi.Size() > size*8/10 {
+						stage, cutAt = filepath.Dir(m[0]), fi.Size()
+						return true
+					}
+				}
+				select {
+				case <-push.done:
+					t.Fatalf("the push ended before the cut: %d %s", push.code, push.stderr())
+				default:
+				}
+				return false
+			})
+			p.Cut()
+			code := push.wait(t, 60*time.Second)
+			if code != 79 && code != 1 {
+				t.Fatalf("the cut push: exit %d, want 79 (outcome unknown) or 1: %s", code, push.stderr())
+			}
+			if ids, _ := filepath.Glob(filepath.Join(root, "runtimes", "big-*")); len(ids) != 0 {
+				t.Fatalf("the cut push left a runtime: %v", ids)
+			}
+			if !exists(stage) {
+				t.Fatalf("the cut push's stage is gone: nothing to resume")
+			}
+			// Nothing marks a cut connection's stage: it is resumed once
+			// nothing has written to it for 5 s.
+			time.Sleep(6 * time.Second)
+			r := pushJSON(t, c, src, "--name", "big")
+			// The upload keeps how far its bytes are whole; what was in
+			// flight (transport.Window) may be sent again, and the last
+			// mark written may lag a chunk or two.
+			least := float64(cutAt - transport.Window - 2*transport.ChunkSize)
+			if r["promoted"] != true || r["resumed_at"].(float64) < least || r["resumed_at"].(float64)+r["uploaded_bytes"].(float64) < size {
+				t.Fatalf("the resumed push: %v", r)
+			}
+			t.Logf("cut at %.0f%% (the archive's length on the host); resumed at %.0f%%, uploaded %.0f%% again",
+				100*float64(cutAt)/size, 100*r["resumed_at"].(float64)/size, 100*r["uploaded_bytes"].(float64)/size)
+			sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", r["id"].(string), "blob"))
+			if exists(stage) {
+				t.Fatalf("the resumed stage is still there")
+			}
+		})
+	}
+}
