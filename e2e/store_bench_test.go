@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
 )
 
 // BenchmarkPushRoundTrips counts round trips by wall time through a proxy
@@ -131,4 +134,74 @@ func BenchmarkPushVsScp(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkFleetPush pushes a 2 MB tree with --activate to one host and,
+// in the same iteration, to 16 hosts at once, each with a connection of its
+// own through a proxy adding 20 ms each way (40 ms round trips), as `hoist
+// -H h1,...,h16 push --activate` does (its --parallel default covers 16).
+// Each push connects afresh and goes to a fresh store; the artifact is read
+// and hashed once. x-one is the 16 hosts' time over the one host's (1.0:
+// as fast as one host).
+func BenchmarkFleetPush(b *testing.B) {
+	const n = 16
+	var hosts []*sshd.Host
+	var cfgs []transport.SSHConfig
+	for range n {
+		h := sshd.Start(b, sshd.Options{})
+		p := newLatencyProxy(b, h.Addr, 20*time.Millisecond)
+		cfg := sshConfig(h)
+		cfg.Target = h.User + "@" + p.Addr
+		cfg.KnownHostsFile = h.KnownHostsFor(b, p.Addr)
+		hosts, cfgs = append(hosts, h), append(cfgs, cfg)
+	}
+	src := b.TempDir()
+	for i := range 8 {
+		blob := make([]byte, 256<<10)
+		rand.Read(blob)
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("part%d", i)), blob, 0o644)
+	}
+	a, err := store.Open(src, "app")
+	if err != nil {
+		b.Fatal(err)
+	}
+	push := func(i, iter int) error {
+		ctx := context.Background()
+		tr, err := transport.DialSSH(ctx, cfgs[i])
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		root := filepath.Join(hosts[i].Dir, fmt.Sprintf("fleet-%d", iter))
+		s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
+		r, err := s.Push(ctx, a, store.PushOptions{Wait: time.Minute, Activate: true})
+		if err == nil && !r.Activated {
+			err = fmt.Errorf("not activated: %+v", r)
+		}
+		return err
+	}
+	var one, all time.Duration
+	for iter := 0; b.Loop(); iter++ {
+		start := time.Now()
+		if err := push(0, 2*iter); err != nil {
+			b.Fatal(err)
+		}
+		one += time.Since(start)
+		start = time.Now()
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() { errs[i] = push(i, 2*iter+1) })
+		}
+		wg.Wait()
+		all += time.Since(start)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(one.Seconds()/float64(b.N), "one-s")
+	b.ReportMetric(all.Seconds()/float64(b.N), "fleet16-s")
+	b.ReportMetric(float64(all)/float64(one), "x-one")
 }

@@ -33,6 +33,11 @@ type Entry struct {
 	Sum    [32]byte // SHA-256 of a file's contents
 	link   string   // a tar hard link: the path whose contents this shares
 	mtime  time.Time
+	// seen is a directory's file as Open read it: its identity, and
+	// whether its digest came from the cache (the upload then hashes it).
+	seen digested
+	// cached: the digest came from the digest cache, not from reading.
+	cached bool
 	// implied marks a directory the artifact holds things in but does not
 	// describe (an archive made from a list of files); hoist adds it 0755.
 	implied bool
@@ -166,7 +171,9 @@ func checkName(name string) error {
 }
 
 func (a *Artifact) walkDir() error {
-	return filepath.WalkDir(a.root, func(p string, d fs.DirEntry, err error) error {
+	cache := openDigestCache(a.root)
+	seen := map[string]bool{}
+	err := filepath.WalkDir(a.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -188,7 +195,7 @@ func (a *Artifact) walkDir() error {
 			e.Type = 'd'
 		case info.Mode().IsRegular():
 			e.Type = 'f'
-			if e.Size, e.Sum, err = hashFile(p); err != nil {
+			if err := a.digestFile(p, info, &e, cache, seen); err != nil {
 				return err
 			}
 		case info.Mode()&fs.ModeSymlink != 0:
@@ -203,6 +210,37 @@ func (a *Artifact) walkDir() error {
 		a.Entries = append(a.Entries, e)
 		return nil
 	})
+	if err == nil {
+		if abs, aerr := filepath.Abs(a.root); aerr == nil {
+			cache.save(abs, seen)
+		}
+	}
+	return err
+}
+
+// digestFile gives e, the file at p, its size and digest: from the cache
+// when the file is as it was when it was last hashed, else by reading it.
+func (a *Artifact) digestFile(p string, info fs.FileInfo, e *Entry, cache *digestCache, seen map[string]bool) error {
+	id, ok := idOf(info)
+	if !ok {
+		var err error
+		e.Size, e.Sum, err = hashFile(p)
+		return err
+	}
+	seen[e.Path] = true
+	if sum, hit := cache.lookup(e.Path, id); hit {
+		e.Size, e.Sum, e.cached = id.Size, sum, true
+		e.seen = digested{ID: id}
+		return nil
+	}
+	at := time.Now()
+	var err error
+	if e.Size, e.Sum, err = hashFile(p); err != nil {
+		return err
+	}
+	e.seen = digested{ID: id, Sum: hex.EncodeToString(e.Sum[:]), At: at.UnixNano()}
+	cache.put(e.Path, e.seen)
+	return nil
 }
 
 // settle gives e the mode it will have on the host. A symlink's own mode

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"archive/tar"
 	"archive/zip"
 	"bufio"
@@ -387,19 +388,49 @@ func (a *Artifact) writeDir(pk *packer) error {
 		if e.Type != 'f' || pk.linked {
 			continue
 		}
-		f, err := os.Open(p)
-		if err != nil {
+		if err := writeFile(pk, p, e); err != nil {
 			return err
 		}
-		h := sha256.New()
-		n, err := io.Copy(io.MultiWriter(pk, h), io.LimitReader(f, e.Size))
-		f.Close()
-		if err != nil {
+	}
+	return nil
+}
+
+// writeFile writes the file at p, Open's e, into the archive. A file Open
+// hashed, and that is still what it was then (its identity, and times
+// clearly before the hashing), is sent as it is read; any other (its digest
+// came from the cache, or it may have changed) is hashed as it is sent. A
+// file that changed since Open stops the push.
+func writeFile(w io.Writer, p string, e Entry) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	changed := fmt.Errorf("%s changed while it was being read; push again", p)
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	id, ok := idOf(fi)
+	if ok && !e.cached && e.seen.trusted(id) {
+		if n, err := io.Copy(w, io.LimitReader(f, e.Size)); err != nil || n != e.Size {
+			return cmp.Or(err, changed)
+		}
+		if fi, err = f.Stat(); err != nil {
 			return err
 		}
-		if n != e.Size || [32]byte(h.Sum(nil)) != e.Sum {
-			return fmt.Errorf("%s changed while it was being read; push again", p)
+		if now, _ := idOf(fi); now != id {
+			return changed
 		}
+		return nil
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, e.Size))
+	if err != nil {
+		return err
+	}
+	if n != e.Size || [32]byte(h.Sum(nil)) != e.Sum {
+		return changed
 	}
 	return nil
 }

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// fileID is what tells a file unchanged without reading it, as git's index
+// does: its device and inode, size, and modification and change times. A
+// write changes the change time, which only the kernel sets.
+type fileID struct {
+	Dev, Ino     uint64
+	Size         int64
+	Mtime, Ctime int64 // nanoseconds
+}
+
+func idOf(fi fs.FileInfo) (fileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{
+		Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size,
+		Mtime: fi.ModTime().UnixNano(), Ctime: time.Unix(st.Ctim.Unix()).UnixNano(),
+	}, true
+}
+
+// racy is how close to its hashing a file's times may be for the digest to
+// be trusted by them: a write in the same tick as the hash (file systems
+// keep times in ticks of a few milliseconds) leaves them unchanged.
+const racy = 100 * time.Millisecond
+
+// digested is a file's digest and what the file was when it was read.
+type digested struct {
+	ID  fileID
+	Sum string // hex
+	// At is when the reading began: a file whose times are not clearly
+	// before it may have changed while it was read.
+	At int64
+}
+
+// trusted reports whether d, read for a file that is now id, is its digest.
+func (d digested) trusted(id fileID) bool {
+	return d.ID == id && d.At-id.Ctime > int64(racy) && d.At-id.Mtime > int64(racy)
+}
+
+// digestCache keeps the digests of a directory's files between pushes, in
+// the user's cache directory, so that a push of a tree that was pushed
+// before reads no file to find its id. A file whose identity (fileID)
+// changed, or changed too close to its hashing, is hashed again; and the
+// upload hashes what it sends of a file whose digest came from here, so a
+// wrong entry stops a push rather than installing a tree that does not
+// match its id.
+type digestCache struct {
+	path    string
+	entries map[string]digested // by slash path in the tree
+	changed bool
+}
+
+// openDigestCache reads the cache of the directory root; with no usable
+// cache directory it is empty and never saved.
+func openDigestCache(root string) *digestCache {
+	c := &digestCache{entries: map[string]digested{}}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return c
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return c
+	}
+	key := sha256.Sum256([]byte(abs))
+	c.path = filepath.Join(dir, "hoist", "digests", hex.EncodeToString(key[:12]))
+	if b, err := os.ReadFile(c.path); err == nil {
+		var saved struct {
+			Root    string
+			Entries map[string]digested
+		}
+		if json.Unmarshal(b, &saved) == nil && saved.Root == abs && saved.Entries != nil {
+			c.entries = saved.Entries
+		}
+	}
+	return c
+}
+
+// lookup returns the digest of the file at rel, now id, if the cache has one.
+func (c *digestCache) lookup(rel string, id fileID) (sum [32]byte, ok bool) {
+	d, ok := c.entries[rel]
+	if !ok || !d.trusted(id) {
+		return sum, false
+	}
+	b, err := hex.DecodeString(d.Sum)
+	if err != nil || len(b) != len(sum) {
+		return sum, false
+	}
+	copy(sum[:], b)
+	return sum, true
+}
+
+func (c *digestCache) put(rel string, d digested) {
+	c.entries[rel] = d
+	c.changed = true
+}
+
+// save writes the cache, keeping only the files seen this time. Failing to
+// is not an error: the next push hashes again.
+func (c *digestCache) save(abs string, seen map[string]bool) {
+	if c.path == "" || (!c.changed && len(seen) == len(c.entries)) {
+		return
+	}
+	for rel := range c.entries {
+		if !seen[rel] {
+			delete(c.entries, rel)
+		}
+	}
+	b, err := json.Marshal(struct {
+		Root    string
+		Entries map[string]digested
+	}{abs, c.entries})
+	if err != nil || os.MkdirAll(filepath.Dir(c.path), 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".digests-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), c.path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
