@@ -69,8 +69,9 @@ func copyTree(t testing.TB, src string) string {
 // host uploads only the files the host lacks, and every runtime is its
 // source byte for byte, modes and links included. The copies are the new
 // runtime's own files, not links to the old one's. A list of files on the
-// host that lies (a digest under another file's path, a path climbing out,
-// a list planted as a symlink) costs only a file that travels again.
+// host that lies (a digest under another file's path, a mode that is not
+// the file's, a path climbing out, a list planted as a symlink) costs only
+// a file that travels again.
 func TestPushDelta(t *testing.T) {
 	t.Parallel()
 	for name, opts := range deltaHosts(t) {
@@ -133,14 +134,23 @@ func TestPushDelta(t *testing.T) {
 				t.Fatalf("the runtime's file list: %v", err)
 			}
 			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			sums := map[string]string{}
+			sums := map[string]string{} // path to "<sha256> <mode>"
 			for _, l := range lines {
-				sum, p, _ := strings.Cut(l, " ")
-				sums[p] = sum
+				f := strings.SplitN(l, " ", 3)
+				sums[f[2]] = f[0] + " " + f[1]
 			}
-			lied := []string{sums["lib/part000.bin"] + " lib/part001.bin", sums["lib/part002.bin"] + " ../../../../../etc/passwd"}
+			lied := []string{
+				sums["lib/part000.bin"] + " lib/part001.bin",
+				sums["lib/part002.bin"] + " ../../../../../etc/passwd",
+				// tool.data's digest and mode, under the path of tool,
+				// which has those bytes but mode 0755 (and no line of
+				// its own).
+				sums["lib/deep/tool.data"] + " lib/deep/tool",
+			}
 			for _, l := range lines {
-				if p := strings.SplitN(l, " ", 2)[1]; p != "lib/part000.bin" && p != "lib/part001.bin" && p != "lib/part002.bin" {
+				switch strings.SplitN(l, " ", 3)[2] {
+				case "lib/part000.bin", "lib/part001.bin", "lib/part002.bin", "lib/deep/tool.data", "lib/deep/tool":
+				default:
 					lied = append(lied, l)
 				}
 			}
@@ -151,9 +161,10 @@ func TestPushDelta(t *testing.T) {
 			os.WriteFile(filepath.Join(v3, "NEWS"), []byte("v3\n"), 0o644)
 			r3 := pushJSON(t, c, v3, "--name", "app")
 			// part000 (its copy fails the digest), part001 (no list
-			// has its digest) and part002 (its path climbs out) travel:
-			// 45 parts and the tool's two modes are copied.
-			if r3["promoted"] != true || r3["reused_files"].(float64) != 47 {
+			// has its digest), part002 (its path climbs out), tool.data
+			// (its copy has another mode) and tool (no list has it)
+			// travel: 45 parts are copied.
+			if r3["promoted"] != true || r3["reused_files"].(float64) != 45 {
 				t.Fatalf("third push: %v", r3)
 			}
 			sameTree(t, v3, rt(r3["id"].(string)))

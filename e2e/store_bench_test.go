@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,12 +182,14 @@ func BenchmarkFleetPush(b *testing.B) {
 		return err
 	}
 	var one, all time.Duration
+	var hostCPU time.Duration
 	for iter := 0; b.Loop(); iter++ {
 		start := time.Now()
 		if err := push(0, 2*iter); err != nil {
 			b.Fatal(err)
 		}
 		one += time.Since(start)
+		cpu := sshdCPU()
 		start = time.Now()
 		var wg sync.WaitGroup
 		errs := make([]error, n)
@@ -195,6 +198,8 @@ func BenchmarkFleetPush(b *testing.B) {
 		}
 		wg.Wait()
 		all += time.Since(start)
+		time.Sleep(200 * time.Millisecond) // the connections' sshd processes are reaped
+		hostCPU += sshdCPU() - cpu
 		for _, err := range errs {
 			if err != nil {
 				b.Fatal(err)
@@ -204,4 +209,109 @@ func BenchmarkFleetPush(b *testing.B) {
 	b.ReportMetric(one.Seconds()/float64(b.N), "one-s")
 	b.ReportMetric(all.Seconds()/float64(b.N), "fleet16-s")
 	b.ReportMetric(float64(all)/float64(one), "x-one")
+	// The 16 hosts share this machine's cores: what their sshd and
+	// shells spent, per fleet push, over the cores there are, is time the
+	// fleet could not have had on hosts of their own.
+	b.ReportMetric(hostCPU.Seconds()/float64(b.N), "hosts-cpu-s")
+	b.ReportMetric(hostCPU.Seconds()/float64(b.N)/float64(runtime.NumCPU()), "hosts-cpu-s/core")
+}
+
+// sshdCPU is the CPU time of this process's sshd children and of what they
+// reaped: every connection's sshd and its shells, once they ended.
+func sshdCPU() time.Duration {
+	var ticks int64
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || !strings.Contains(s[:i], "(sshd") {
+			continue
+		}
+		f := strings.Fields(s[i+2:])
+		if len(f) < 15 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+			v, _ := strconv.ParseInt(f[k], 10, 64)
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// BenchmarkPushDelta: a 256 MiB tree of 512 files of 512 KiB is on the
+// host; each iteration changes 4 bytes of one file and pushes the tree
+// again (loopback). It reports the bytes uploaded and the time, next to a
+// full push of the same tree to a fresh store in the same iteration
+// (x-full: the full push's time over the delta push's), and how long
+// finding the tree's id took with the digest cache and without
+// (x-nocache).
+func BenchmarkPushDelta(b *testing.B) {
+	h := sshd.Start(b, sshd.Options{})
+	b.Setenv("XDG_CACHE_HOME", b.TempDir())
+	tr := dial(b, sshConfig(h))
+	src := b.TempDir()
+	for i := range 512 {
+		blob := make([]byte, 512<<10)
+		rand.Read(blob)
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("part%03d", i)), blob, 0o644)
+	}
+	time.Sleep(200 * time.Millisecond) // older than the digest cache's racy window
+	ctx := context.Background()
+	s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: filepath.Join(h.Dir, "delta")}))
+	a, err := store.Open(src, "app")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Push(ctx, a, store.PushOptions{Wait: time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	var delta, full, cached, uncached time.Duration
+	var sent int64
+	for i := 0; b.Loop(); i++ {
+		f, err := os.OpenFile(filepath.Join(src, fmt.Sprintf("part%03d", i%512)), os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.WriteAt([]byte(fmt.Sprintf("%04d", i)), int64(i*4096%(512<<10-4)))
+		f.Close()
+		time.Sleep(200 * time.Millisecond)
+		start := time.Now()
+		a, err := store.Open(src, "app")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cached += time.Since(start)
+		r, err := s.Push(ctx, a, store.PushOptions{Wait: time.Minute})
+		if err != nil || !r.Promoted {
+			b.Fatalf("%v %+v", err, r)
+		}
+		delta += time.Since(start)
+		sent += r.Uploaded
+
+		b.Setenv("XDG_CACHE_HOME", b.TempDir()) // no cache: hashes every file
+		start = time.Now()
+		fresh, err := store.Open(src, "app")
+		if err != nil {
+			b.Fatal(err)
+		}
+		uncached += time.Since(start)
+		root := filepath.Join(h.Dir, fmt.Sprintf("full-%d", i))
+		fs := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
+		if r, err := fs.Push(ctx, fresh, store.PushOptions{Wait: time.Minute}); err != nil || !r.Promoted {
+			b.Fatalf("%v %+v", err, r)
+		}
+		full += time.Since(start)
+		os.RemoveAll(root)
+	}
+	b.ReportMetric(float64(sent)/float64(b.N)/(1<<20), "uploaded-MiB")
+	b.ReportMetric(delta.Seconds()/float64(b.N), "delta-s")
+	b.ReportMetric(full.Seconds()/float64(b.N), "full-s")
+	b.ReportMetric(float64(full)/float64(delta), "x-full")
+	b.ReportMetric(cached.Seconds()/float64(b.N), "id-cached-s")
+	b.ReportMetric(float64(uncached)/float64(cached), "x-nocache")
 }

@@ -361,8 +361,8 @@ func specialBits(m fs.FileMode) fs.FileMode {
 // digest: a smaller one costs less to send than to find and copy.
 const ShareMin = 64 << 10
 
-// shareable lists, one "<sha256> <mode>" line each (PoolName's parts), the
-// files a host may already have in other runtimes.
+// shareable lists, one PoolName a line, the files a host may already have
+// in other runtimes.
 func (a *Artifact) shareable() string {
 	var b strings.Builder
 	seen := map[string]bool{}
@@ -370,11 +370,9 @@ func (a *Artifact) shareable() string {
 		if e.Type != 'f' || e.link != "" || e.Size < ShareMin {
 			continue
 		}
-		n := PoolName(e.Sum, e.Mode)
-		if !seen[n] {
+		if n := PoolName(e.Sum, e.Mode); !seen[n] {
 			seen[n] = true
-			sum, mode, _ := strings.Cut(n, "-")
-			b.WriteString(sum + " " + mode + "\n")
+			b.WriteString(n + "\n")
 		}
 	}
 	return b.String()

@@ -126,14 +126,14 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	default:
 		return res, s.err(r, "push")
 	}
-	st := staged{pool: map[string]bool{}, streams: opts.Streams}
+	st := staged{pool: map[string]string{}, streams: opts.Streams}
 	if st.streams == 0 {
 		st.streams = Streams(a.Size, <-rtt)
 	}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.Have:
-			st.pool[v.Field(0)] = true
+			st.pool[v.Field(0)] = v.Field(1)
 		case shellcmd.Resume:
 			st.resume = true
 			st.offset, _ = strconv.ParseInt(v.Field(1), 10, 64)
@@ -231,7 +231,7 @@ func (s *Store) ping() time.Duration {
 // staged is what the first command of a push found: the files the host
 // copied into the stage's pool, and a cut upload to resume.
 type staged struct {
-	pool    map[string]bool // PoolName of the files the host has
+	pool    map[string]string // PoolName to the host's copy, under pool/
 	resume  bool
 	offset  int64  // the upload goes on from here
 	prefix  string // the SHA-256 of the stage's archive before offset

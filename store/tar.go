@@ -22,12 +22,12 @@ import (
 const (
 	TreeDir   = "tree"
 	ModesFile = "modes"
-	// FilesFile lists "<sha256> <path>" for every file of the runtime;
+	// FilesFile lists "<sha256> <mode> <path>" for every file of the runtime;
 	// the host keeps it as runtimes/.files/<id>, where later pushes find
 	// the files it already has.
 	FilesFile = "files"
 	// PoolDir holds, in a stage, the files the host copied from runtimes
-	// it has (pool/<PoolName>); the archive links to them.
+	// it has (pool/<id>/<path>); the archive links to them.
 	PoolDir = "pool"
 )
 
@@ -233,11 +233,11 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(w, nil) }
 
 // writeTar is WriteTar with files the host has already: a file whose
-// content digest and mode are in pool travels as a hard link to
-// pool/<PoolName>, a copy the host verified in the stage (h_pool), instead
-// of its bytes. The archive also lists every file's digest and path in its
-// "files" entry, for later pushes to find.
-func (a *Artifact) writeTar(w io.Writer, pool map[string]bool) error {
+// PoolName (content digest and mode) is in pool travels as a hard link to
+// its copy in the stage, pool/<path>, which the host verified (h_pool),
+// instead of its bytes. The archive also lists every file's digest, mode
+// and path in its "files" entry, for later pushes to find.
+func (a *Artifact) writeTar(w io.Writer, pool map[string]string) error {
 	pk := newPacker(w, a.Entries)
 	pk.pool = pool
 	if err := pk.tw.WriteHeader(&tar.Header{Name: TreeDir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: pk.now}); err != nil {
@@ -266,7 +266,7 @@ type packer struct {
 	dirs  map[string]Entry // the artifact's directories, implied ones included
 	done  map[string]bool  // directories written
 	now   time.Time
-	pool  map[string]bool     // PoolName of the files the host has (writeTar)
+	pool  map[string]string   // PoolName to the copy in the stage's pool (writeTar)
 	sums  map[string][32]byte // the files' digests, as Open computed them
 	// linked: the entry header wrote last is a link into the pool, and
 	// its bytes do not travel.
@@ -308,9 +308,10 @@ func (pk *packer) pooled(e Entry) bool {
 	if e.Type != 'f' {
 		return false
 	}
-	sum := pk.sums[e.Path]
-	fmt.Fprintf(&pk.files, "%x %s\n", sum, e.Path)
-	return e.link == "" && pk.pool[PoolName(sum, e.Mode)]
+	name := PoolName(pk.sums[e.Path], e.Mode)
+	sum, mode, _ := strings.Cut(name, "-")
+	fmt.Fprintf(&pk.files, "%s %s %s\n", sum, mode, e.Path)
+	return e.link == "" && pk.pool[name] != ""
 }
 
 func (pk *packer) header(e Entry, mtime time.Time) error {
@@ -330,7 +331,7 @@ func (pk *packer) header(e Entry, mtime time.Time) error {
 	}
 	pk.linked = pk.pooled(e)
 	if pk.linked {
-		h.Typeflag, h.Size, h.Linkname = tar.TypeLink, 0, PoolDir+"/"+PoolName(pk.sums[e.Path], e.Mode)
+		h.Typeflag, h.Size, h.Linkname = tar.TypeLink, 0, PoolDir+"/"+pk.pool[PoolName(pk.sums[e.Path], e.Mode)]
 	}
 	if e.Type == 'd' && h.Mode&0o700 != 0o700 {
 		fmt.Fprintf(&pk.modes, "%o\t%s\n", h.Mode, e.Path)

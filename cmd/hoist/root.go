@@ -80,7 +80,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
 
-	a.g.parallel = 8
+	a.g.parallel = 32
 	f := root.PersistentFlags()
 	f.VarP(listValue{&a.g.hosts, true}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://[user@]host[:port]; repeatable or comma-separated (default local)")
 	f.StringVar(&a.g.hostsFile, "hosts-file", "", "read targets from `FILE`, one per line (# comments)")

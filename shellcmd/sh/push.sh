@@ -117,13 +117,14 @@ h_fsize() {
 	case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
 }
 
-# h_pool: the files of this runtime (h_want: "sha256 mode" lines) that
-# runtimes already here hold, by content digest (runtimes/.files/<id>, one
-# "sha256 path" line per file), are copied into the stage's pool as
-# pool/<sha256>-<mode>, and hashed: each copy whose digest matches is said
-# with HAVE, and the upload carries a hard link to it instead of its bytes.
-# A copy, never a link to the other runtime's file: runtimes stay
-# independent. cp makes a reflink where the filesystem shares blocks.
+# h_pool: the files of this runtime (h_want: PoolName lines,
+# "<sha256>-<mode>") that runtimes already here hold with that digest and
+# mode (runtimes/.files/<id>: one "sha256 mode path" line per file) are
+# copied into the stage's pool, pool/<id>/<path>: one tar pipe per runtime
+# they come from where tar takes a list (-T), else a cp a file. Every copy is then hashed, and
+# each one whose digest matches is said with HAVE PoolName path: the
+# upload carries a hard link to it instead of its bytes. A copy, never a
+# link to the other runtime's file: runtimes stay independent.
 h_pool() {
 	[ -n "$h_want" ] && [ -d "$h_store/.files" ] && h_shatool || return 0
 	# The lists of runtimes that are here: plain files named by an id.
@@ -138,37 +139,72 @@ h_pool() {
 	[ $# -gt 0 ] || return 0
 	h_pd=$h_stage/pool
 	mkdir -p "$h_pd" || return 0
+	# "id<TAB>name<TAB>path" for the first holder of each file wanted,
+	# paths that climb out or are absolute left out.
 	printf '%s\n' "$h_want" | awk '
-		FNR == NR { if ($1 != "") want[$1] = want[$1] " " $2; next }
-		($1 in want) && !($1 in got) {
-			got[$1] = 1
+		FNR == NR { if ($1 != "") want[$1] = 1; next }
+		{
+			key = $1 "-" $2
+			if (!(key in want) || (key in got)) next
+			p = substr($0, length($1) + length($2) + 3)
+			if (p == "" || p ~ /^\// || ("/" p "/") ~ /\/\.\.?\//) next
+			got[key] = 1
 			n = split(FILENAME, parts, "/")
-			print $1 "\t" want[$1] "\t" parts[n] "/" substr($0, length($1) + 2)
-		}' - "$@" 2>/dev/null |
-		while IFS='	' read -r h_ps h_pm h_pp; do
-			case /$h_pp/ in */../* | */./* | //*) continue ;; esac
-			h_src=$h_store/$h_pp
-			{ [ -f "$h_src" ] && [ ! -L "$h_src" ]; } || continue
-			for h_m in $h_pm; do
-				[ -f "$h_pd/$h_ps-$h_m" ] && continue
-				if ! { cp --reflink=auto "$h_src" "$h_pd/$h_ps-$h_m" 2>/dev/null ||
-					cp "$h_src" "$h_pd/$h_ps-$h_m"; } || ! chmod "$h_m" "$h_pd/$h_ps-$h_m"; then
-					rm -f "$h_pd/$h_ps-$h_m"
-				fi
-			done
+			print parts[n] "\t" key "\t" p
+		}' - "$@" >"$h_stage/pool.map" 2>/dev/null || return 0
+	if tar -cf /dev/null -T /dev/null 2>/dev/null; then
+		h_pi=
+		while IFS='	' read -r h_i _ h_pp; do
+			if [ "$h_i" != "$h_pi" ]; then
+				h_pi=$h_i
+				: >"$h_pd/$h_i.list"
+			fi
+			printf './%s\n' "$h_pp" >>"$h_pd/$h_i.list"
+		done <"$h_stage/pool.map"
+		set +f
+		for h_l in "$h_pd"/*.list; do
+			[ -f "$h_l" ] || continue
+			h_i=${h_l##*/}
+			h_i=${h_i%.list}
+			mkdir -p "$h_pd/$h_i" &&
+				(cd "$h_store/$h_i" && tar -cf - -T "$h_l" 2>/dev/null) | (cd "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
+			rm -f "$h_l"
 		done
-	# Every copy is hashed: a file that is not what its list says is
-	# dropped, and travels.
-	h_pl=$(cd "$h_pd" && ls)
-	[ -n "$h_pl" ] || return 0
-	printf '%s\n' "$h_pl" | h_shaall "$h_pd" | while read -r h_ps h_pn; do
-		h_pn=${h_pn#\*}
-		if [ "$h_ps" = "${h_pn%%-*}" ]; then
-			h_say HAVE "$h_pn"
-		else
-			rm -f "$h_pd/$h_pn"
-		fi
+		set -f
+	else
+		# A tar without -T (busybox's): a copy a file, modes kept.
+		h_pi=
+		while IFS='	' read -r h_i _ h_pp; do
+			h_pt=$h_pd/$h_i/$h_pp
+			if [ "${h_pt%/*}" != "$h_pi" ]; then
+				h_pi=${h_pt%/*}
+				mkdir -p "$h_pi" || continue
+			fi
+			cp -p "$h_store/$h_i/$h_pp" "$h_pt" 2>/dev/null
+		done <"$h_stage/pool.map"
+	fi
+	# Every copy is checked: its mode (find -perm, a mode at a time) and its
+	# digest. One that is not what its list says (or not a plain file) is
+	# not used, and travels.
+	awk -F '\t' '{ sub(/^.*-/, "", $2); print $2 }' "$h_stage/pool.map" | sort -u | while read -r h_m; do
+		case $h_m in '' | *[!0-7]*) continue ;; esac
+		find "$h_pd" -type f -perm "$h_m" | awk -v m="$h_m" '{ print m "\t" $0 }'
+	done >"$h_stage/pool.perm"
+	h_shafind "$h_pd" | awk -v pd="$h_pd/" '
+		FILENAME == ARGV[1] { split($0, f, "\t"); want[f[1] "/" f[3]] = f[2]; next }
+		FILENAME == ARGV[2] { m = $0; sub(/\t.*/, "", m); p = substr($0, length(m) + 2); mode[p] = m; next }
+		{
+			sum = $1; sub(/^\\/, "", sum)
+			p = $0; sub(/^[^ ]* [ *]?/, "", p)
+			if (substr(p, 1, length(pd)) != pd) next
+			q = substr(p, length(pd) + 1)
+			if (!(q in want)) next
+			split(want[q], k, "-")
+			if (k[1] == sum && mode[p] == k[2]) print want[q] "\t" q
+		}' "$h_stage/pool.map" "$h_stage/pool.perm" - | while IFS='	' read -r h_k h_p; do
+		h_say HAVE "$h_k" "$h_p"
 	done
+	rm -f "$h_stage/pool.map" "$h_stage/pool.perm"
 }
 
 # h_collides: runtimes/<id> is taken by something that is not this runtime:

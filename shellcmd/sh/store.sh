@@ -184,17 +184,17 @@ h_sha256() {
 	}
 }
 
-# h_shaall DIR: the SHA-256 of every file of DIR named on standard input
-# (names without blanks), one "<hex> <name>" line each (openssl writes
-# "*<name>"), by the fastest tool; one process for them all.
-h_shaall() {
+# h_shafind DIR: the SHA-256 of every plain file under DIR, one line each
+# as the tool writes it ("<hex> *<path>" or "<hex>  <path>"), by the fastest
+# tool, as few processes as find makes.
+h_shafind() {
 	[ -n "$h_shacmd" ] || h_shatool || return 1
-	(cd "$1" && case $h_shacmd in
-	openssl) xargs openssl dgst -sha256 -r ;;
-	sha256sum) xargs sha256sum ;;
-	shasum) xargs shasum -a 256 ;;
-	sha256) xargs sha256 -r ;;
-	esac) 2>/dev/null
+	case $h_shacmd in
+	openssl) find "$1" -type f -exec openssl dgst -sha256 -r {} + ;;
+	sha256sum) find "$1" -type f -exec sha256sum {} + ;;
+	shasum) find "$1" -type f -exec shasum -a 256 {} + ;;
+	sha256) find "$1" -type f -exec sha256 -r {} + ;;
+	esac 2>/dev/null
 }
 
 # h_rmtree PATH: removes something hoist made in the store: a runtime moved
