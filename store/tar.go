@@ -1,10 +1,10 @@
 package store
 
 import (
-	"cmp"
 	"archive/tar"
 	"archive/zip"
 	"bufio"
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
