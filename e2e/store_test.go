@@ -469,6 +469,11 @@ func TestGCKeepsWhatIsNeeded(t *testing.T) {
 	if exists(rt("old1")) || exists(rt("old2")) {
 		t.Error("a deleted runtime is still there")
 	}
+	// A deleted runtime's file list goes with it; a kept one's stays.
+	files := func(v string) string { return filepath.Join(root, "runtimes", ".files", ids[v]) }
+	if exists(files("old1")) || exists(files("old2")) || !exists(files("newest")) {
+		t.Errorf("file lists after gc: old1 %v, old2 %v, newest %v; want only newest's", exists(files("old1")), exists(files("old2")), exists(files("newest")))
+	}
 	leftovers, _ := filepath.Glob(filepath.Join(root, "runtimes", ".trash-*"))
 	if len(leftovers) > 0 {
 		t.Errorf("gc left %v", leftovers)

@@ -1,13 +1,16 @@
 package lock_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -359,6 +362,103 @@ var stepTests = []struct {
 			e.t.Fatalf("the lock is held by %q, want %q", got, b.Token)
 		}
 	}},
+	// A push stopped after it took over a cut upload's stage (its resume
+	// mark renamed, the stage not yet renamed): another push of the same
+	// runtime finds no mark, makes a stage of its own and promotes; the
+	// stopped one goes on and finds the runtime present. Its archive now
+	// links to the copy of the blob the host has, so its first bytes are
+	// not the cut upload's: the digest of the prefix tells, and it starts
+	// over (a few KiB) instead of resuming. One runtime, byte for byte,
+	// and no stage left.
+	{"resume.taken", func(e *stepEnv) {
+		art := e.bigArtifact(8 << 20)
+		e.cutStage(art)
+		a := e.lock("resume.taken")
+		var ra *store.PushResult
+		goOn := e.stopped(a, "resume.taken", func() (err error) {
+			ra, err = store.New(a).Push(e.ctx(), art, store.PushOptions{})
+			return err
+		})
+		rb, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
+		if err != nil || !rb.Promoted || rb.Resumed != 0 {
+			e.t.Fatalf("the other push: %v %+v; want it promoted from a stage of its own", err, rb)
+		}
+		if err := goOn(); err != nil || !ra.Present || ra.Resumed != 0 || ra.Reused != 1 || ra.Uploaded > 64<<10 {
+			e.t.Fatalf("the push that took the stage over: %v %+v; want it started over, the blob copied on the host, and present", err, ra)
+		}
+		e.checkRuntime(art)
+	}},
+	// A promotion stopped after it removed its stage's resume mark: a push
+	// of the same runtime meanwhile cannot take that stage over (it makes
+	// its own), and both end with the one runtime.
+	{"promote.marked", func(e *stepEnv) {
+		art := e.bigArtifact(8 << 20)
+		a := e.lock("promote.marked")
+		var ra *store.PushResult
+		goOn := e.stopped(a, "promote.marked", func() (err error) {
+			ra, err = store.New(a).Push(e.ctx(), art, store.PushOptions{})
+			return err
+		})
+		time.Sleep(6 * time.Second) // the stage's archive is quiet long enough to be resumed, had it its mark
+		rb, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
+		if err != nil || !rb.Promoted || rb.Resumed != 0 {
+			e.t.Fatalf("the other push: %v %+v; want it promoted from a stage of its own", err, rb)
+		}
+		if err := goOn(); err != nil || !ra.Present {
+			e.t.Fatalf("the stopped promotion: %v %+v; want it to find the runtime present", err, ra)
+		}
+		e.checkRuntime(art)
+	}},
+}
+
+// bigArtifact is a tree of size bytes of random data, large enough for a
+// push to be stopped in its upload.
+func (e *stepEnv) bigArtifact(size int) *store.Artifact {
+	e.t.Helper()
+	src := e.t.TempDir()
+	b := make([]byte, size)
+	rand.Read(b)
+	if err := os.WriteFile(filepath.Join(src, "blob"), b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	art, err := store.Open(src, "rt")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return art
+}
+
+// cutStage leaves an upload of art stopped half way in the store: its
+// stage, marked cut.
+func (e *stepEnv) cutStage(art *store.Artifact) {
+	e.t.Helper()
+	stop := make(chan struct{})
+	var once sync.Once
+	_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Stop: stop, Progress: func(sent, total int64) {
+		if sent > total/2 {
+			once.Do(func() { close(stop) })
+		}
+	}})
+	if !errors.Is(err, store.ErrStopped) {
+		e.t.Fatalf("the push to stop: %v, want it stopped", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(e.root, "runtimes", ".stage-*", "cut")); len(m) != 1 {
+		e.t.Fatalf("no stopped upload's stage: %v", m)
+	}
+}
+
+// checkRuntime: the store holds art's runtime, its blob byte for byte,
+// and no stage.
+func (e *stepEnv) checkRuntime(art *store.Artifact) {
+	e.t.Helper()
+	want, _ := os.ReadFile(filepath.Join(art.Source, "blob"))
+	got, err := os.ReadFile(filepath.Join(e.root, "runtimes", art.ID(), "blob"))
+	if err != nil || !bytes.Equal(got, want) {
+		e.t.Fatalf("the runtime's blob differs from the source (%d bytes, %v)", len(got), err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(e.root, "runtimes", ".stage-*")); len(m) != 0 {
+		e.t.Fatalf("stages left: %v", m)
+	}
 }
 
 // renewStalled starts a run with a 2 s lease whose guardian stops between
@@ -431,6 +531,47 @@ func TestStepsUnderStalls(t *testing.T) {
 				st.fn(&stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")})
 			})
 		}
+	}
+}
+
+// TestStalledUploadTakenOver: a push whose client stalls in the middle of
+// its upload, long enough for its stage to look abandoned, has it taken
+// over by another push of the same runtime, which resumes it and promotes.
+// The stalled client then writes the rest of its archive (into the file the
+// other push took the name from) and comes to its promotion: it fails,
+// saying so, and the runtime is the source byte for byte.
+func TestStalledUploadTakenOver(t *testing.T) {
+	for name, dial := range stepShells(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := &stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")}
+			// Stalled past 3/4 of 48 MiB: beyond the window a cut upload
+			// is resumed below its length by.
+			art := e.bigArtifact(48 << 20)
+			half, resume := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			stalled := make(chan error, 1)
+			go func() {
+				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Progress: func(sent, total int64) {
+					if sent > total*3/4 {
+						once.Do(func() { close(half); <-resume })
+					}
+				}})
+				stalled <- err
+			}()
+			<-half
+			time.Sleep(6 * time.Second) // nothing writes its archive: it may be taken over
+			r, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
+			if err != nil || !r.Promoted || r.Resumed == 0 {
+				t.Fatalf("the push that came later: %v %+v; want it to resume the stalled upload and promote", err, r)
+			}
+			close(resume)
+			var he *store.HostError
+			if err := <-stalled; !errors.As(err, &he) || he.Code != "stage" {
+				t.Fatalf("the stalled push: %v; want the host to say its stage is gone", err)
+			}
+			e.checkRuntime(art)
+		})
 	}
 }
 

@@ -98,9 +98,10 @@ type Params struct {
 	// Cut is where a stopped upload's bytes stop being whole: the next
 	// push resumes from there.
 	Cut int64
-	// Want lists "<sha256> <mode>" lines: files of the runtime the host
-	// may have in runtimes it holds (runtimes/.files/<id>), to copy into
-	// the stage instead of receiving them.
+	// Want lists, a line each, the PoolName ("<sha256>-<mode>") of files
+	// of the runtime the host may have in runtimes it holds
+	// (runtimes/.files/<id>), to copy into the stage instead of receiving
+	// them.
 	Want     string
 	Activate bool // switch current to ID after a push
 	Unpin    bool // Pin removes the pin

@@ -308,6 +308,9 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return "", transport.UnknownOutcome(err)
 		}
+		if errors.Is(err, transport.ErrUnknownOutcome) {
+			return "", fmt.Errorf("the upload was cut off (%w); the host keeps what arrived, and the next push of %s resumes it", err, a.ID())
+		}
 		return "", fmt.Errorf("upload to %s: %w; check free space and permissions on the host", dest, err)
 	}
 	if terr := <-tarDone; terr != nil {

@@ -92,7 +92,6 @@ h_resume() {
 		# The bytes before the offset go into a new file: the push that was
 		# cut may only be stalled, and write on through what it holds open
 		# (the old file, gone once the new one takes its name).
-		h_step resume.copy
 		if ! dd if="$h_stage/artifact.tar" of="$h_stage/artifact.new" bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
 			! mv -f "$h_stage/artifact.new" "$h_stage/artifact.tar"; then
 			h_rmtree "$h_stage"
@@ -180,7 +179,11 @@ h_pool() {
 				h_pi=${h_pt%/*}
 				mkdir -p "$h_pi" || continue
 			fi
-			cp -p "$h_store/$h_i/$h_pp" "$h_pt" 2>/dev/null
+			# Only a plain file is read: cp would block on a FIFO.
+			h_src=$h_store/$h_i/$h_pp
+			if [ -f "$h_src" ] && [ ! -L "$h_src" ]; then
+				cp -p "$h_src" "$h_pt" 2>/dev/null
+			fi
 		done <"$h_stage/pool.map"
 	fi
 	# Every copy is checked: its mode (find -perm, a mode at a time) and its
