@@ -39,16 +39,21 @@ h_op_pushcheck() {
 		fi
 	fi
 	# The file the upload writes, made here where only the login can
-	# reach; and the mark by which a later push of this runtime resumes the
-	# stage if this upload is cut short (the promotion removes it first).
-	if ! { [ -f "$h_stage/artifact.tar" ] || (umask 077 && : >"$h_stage/artifact.tar"); } ||
-		! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >"$h_stage/resume.t" ||
-		! mv -f "$h_stage/resume.t" "$h_stage/resume"; then
+	# reach; the files the host has; and, last, the mark by which a later
+	# push of this runtime resumes the stage if this upload is cut short
+	# (the promotion removes it first).
+	if ! { [ -f "$h_stage/artifact.tar" ] || (umask 077 && : >"$h_stage/artifact.tar"); }; then
 		h_rmtree "$h_stage"
 		h_say ERROR mkdir "cannot write in the stage (disk full?)"
 		return
 	fi
 	h_pool
+	if ! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >"$h_stage/resume.t" ||
+		! mv -f "$h_stage/resume.t" "$h_stage/resume"; then
+		h_rmtree "$h_stage"
+		h_say ERROR mkdir "cannot write in the stage (disk full?)"
+		return
+	fi
 	h_say STAGE "$h_id"
 }
 
@@ -56,7 +61,8 @@ h_op_pushcheck() {
 # short (its "resume" mark names the id, the digest and the window the
 # upload may have left gaps in) as this push's stage: one the stopped
 # client marked "cut" (with where its bytes stop being whole), or whose
-# archive nothing wrote for 5 s. Only one taker gets it: the mark is
+# mark and archive are both 5 s old: nothing has written the archive since
+# its push's first command ended. Only one taker gets it: the mark is
 # renamed, and a rename succeeds once; a promotion removes the mark before
 # it reads the archive. Says RESUME id offset sha256: the upload goes on
 # from offset (the cut, or the archive's length less the window), and the
@@ -73,7 +79,7 @@ h_resume() {
 		{ [ "$h_ri" = "$h_id" ] && [ "$h_rd" = "$h_digest" ]; } || continue
 		case $h_rw in '' | *[!0-9]*) continue ;; esac
 		if [ ! -f "$h_d/cut" ]; then
-			{ h_age "$h_d/artifact.tar" && [ "$h_a" -ge 5 ]; } || continue
+			{ h_age "$h_d/artifact.tar" && [ "$h_a" -ge 5 ] && h_age "$h_d/resume" && [ "$h_a" -ge 5 ]; } || continue
 		fi
 		mv "$h_d/resume" "$h_d/taken-$h_stok" 2>/dev/null || continue
 		h_step resume.taken
