@@ -1,6 +1,7 @@
 package lock_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -569,6 +570,68 @@ func TestStalledUploadTakenOver(t *testing.T) {
 			var he *store.HostError
 			if err := <-stalled; !errors.As(err, &he) || he.Code != "stage" {
 				t.Fatalf("the stalled push: %v; want the host to say its stage is gone", err)
+			}
+			e.checkRuntime(art)
+		})
+	}
+}
+
+// TestStalledUploadWritesOn: as TestStalledUploadTakenOver, but the push
+// that takes the stage over sends the same tree from a tar archive whose
+// times differ (another archive, the same id), and the stalled client
+// writes the rest of its own archive while the other's promotion stands
+// before it reads the stage. The taker kept the stalled upload's bytes in
+// a file of its own, so what the stalled client writes lands in a file
+// nobody reads: the taker promotes, and the runtime is the source.
+func TestStalledUploadWritesOn(t *testing.T) {
+	for name, dial := range stepShells(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := &stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")}
+			art := e.bigArtifact(48 << 20)
+			blob, err := os.ReadFile(filepath.Join(art.Source, "blob"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			tw := tar.NewWriter(&buf)
+			tw.WriteHeader(&tar.Header{Name: "blob", Mode: 0o644, Size: int64(len(blob)), ModTime: time.Unix(1e9, 0)})
+			tw.Write(blob)
+			tw.Close()
+			archive := filepath.Join(t.TempDir(), "rt.tar")
+			if err := os.WriteFile(archive, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			other, err := store.Open(archive, "rt")
+			if err != nil || other.ID() != art.ID() {
+				t.Fatalf("the archive of the tree: %v, id %s, want %s", err, other.ID(), art.ID())
+			}
+			half, resume := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			stalled := make(chan error, 1)
+			go func() {
+				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Progress: func(sent, total int64) {
+					if sent > total*3/4 {
+						once.Do(func() { close(half); <-resume })
+					}
+				}})
+				stalled <- err
+			}()
+			<-half
+			time.Sleep(6 * time.Second)
+			b := e.lock("promote.marked")
+			var rb *store.PushResult
+			goOn := e.stopped(b, "promote.marked", func() (err error) {
+				rb, err = store.New(b).Push(e.ctx(), other, store.PushOptions{})
+				return err
+			})
+			close(resume)
+			var he *store.HostError
+			if err := <-stalled; !errors.As(err, &he) || he.Code != "stage" {
+				t.Fatalf("the stalled push: %v; want the host to say its stage is gone", err)
+			}
+			if err := goOn(); err != nil || !rb.Promoted {
+				t.Fatalf("the push that took the stage over: %v %+v; want it promoted", err, rb)
 			}
 			e.checkRuntime(art)
 		})
