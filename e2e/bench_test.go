@@ -111,7 +111,7 @@ func BenchmarkColdRoundTrips(b *testing.B) {
 	kh := h.KnownHostsFor(b, p.Addr)
 	_, port, _ := net.SplitHostPort(p.Addr)
 	c := newCLI(b, h, filepath.Join(h.Dir, "store"))
-	c.flags = []string{"-H", h.User + "@" + p.Addr, "-i", h.KeyFile, "--known-hosts", kh, "--root", filepath.Join(h.Dir, "store")}
+	c.flags = cliFlags(b, h, p.Addr, filepath.Join(h.Dir, "store"))
 	rtt := float64(2 * oneWay)
 	var ssh, hoist time.Duration
 	for b.Loop() {

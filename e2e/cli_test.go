@@ -23,9 +23,17 @@ type cli struct {
 
 // newCLI targets h with the store under root (a path on the host).
 func newCLI(t testing.TB, h *sshd.Host, root string) *cli {
-	return &cli{t: t, home: t.TempDir(), flags: []string{
-		"-H", h.Target(), "-i", h.KeyFile, "--known-hosts", h.KnownHosts, "--root", root,
-	}}
+	return &cli{t: t, home: t.TempDir(), flags: cliFlags(t, h, h.Addr, root)}
+}
+
+// cliFlags are the flags that reach h at addr (its own, or a proxy's in
+// front of it) with the store at root.
+func cliFlags(t testing.TB, h *sshd.Host, addr, root string) []string {
+	known := h.KnownHosts
+	if addr != h.Addr {
+		known = h.KnownHostsFor(t, addr)
+	}
+	return []string{"-H", h.User + "@" + addr, "-i", h.KeyFile, "--known-hosts", known, "--root", root}
 }
 
 // command builds a hoist invocation; the environment holds no agent and a

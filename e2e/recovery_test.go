@@ -588,7 +588,7 @@ func TestRecoveryConnectionCut(t *testing.T) {
 	r := newRecRig(t, h, "store")
 	p := sshd.NewProxy(t, h.Addr)
 	viaProxy := *r
-	viaProxy.flags = []string{"-H", h.User + "@" + p.Addr, "-i", h.KeyFile, "--known-hosts", h.KnownHostsFor(t, p.Addr), "--root", r.root}
+	viaProxy.flags = cliFlags(t, h, p.Addr, r.root)
 	body := "i=0; while [ $i -lt 30 ]; do echo line $i; i=$((i+1)); sleep 0.1; done"
 	a := viaProxy.cli().start(runArgs(nil, nil, r.holder("a00", body, "exit 7"))...)
 	waitFor(t, 30*time.Second, "line 10 reaches the client", func() bool { return strings.Contains(a.stdout(), "line 10\n") })

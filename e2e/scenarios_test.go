@@ -250,8 +250,7 @@ func TestConnectionDropIsOutcomeUnknown(t *testing.T) {
 			root := filepath.Join(h.Dir, mode)
 			journal := filepath.Join(h.Dir, mode+"-journal")
 			c := newCLI(t, h, root)
-			c.flags = []string{"-H", h.User + "@" + p.Addr, "-i", h.KeyFile, "--known-hosts", h.KnownHostsFor(t, p.Addr),
-				"--root", root, "-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=2"}
+			c.flags = append(cliFlags(t, h, p.Addr, root), "-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=2")
 			s := c.start("run", "--", "sh", "-c", "echo ran >>"+journal+"; sleep 3; echo done; exit 5")
 			waitStarted(t, s, root)
 			if mode == "cut" {

@@ -281,16 +281,7 @@ func TestPushWaitsForTheLock(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	entries, _ := os.ReadDir(filepath.Join(root, "runtimes"))
-	var runtimes, stages []string
-	for _, e := range entries {
-		switch {
-		case strings.HasPrefix(e.Name(), ".stage-"):
-			stages = append(stages, e.Name())
-		case !strings.HasPrefix(e.Name(), "."):
-			runtimes = append(runtimes, e.Name())
-		}
-	}
+	runtimes, stages := runtimesIn(t, root)
 	if len(runtimes) != 2 || len(stages) != 0 {
 		t.Fatalf("after 8 pushes of one id: runtimes %v, stages %v", runtimes, stages)
 	}

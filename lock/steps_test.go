@@ -462,6 +462,40 @@ func (e *stepEnv) checkRuntime(art *store.Artifact) {
 	}
 }
 
+// stallUpload starts a push of art that stalls once 3/4 of its archive is
+// sent, and returns 6 s later, when nothing has written the stage's archive
+// for long enough that another push of the runtime may take it over; goOn
+// lets the push go on and returns its error.
+func (e *stepEnv) stallUpload(art *store.Artifact) (goOn func() error) {
+	e.t.Helper()
+	half, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stalled := make(chan error, 1)
+	go func() {
+		_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Progress: func(sent, total int64) {
+			if sent > total*3/4 {
+				once.Do(func() { close(half); <-resume })
+			}
+		}})
+		stalled <- err
+	}()
+	<-half
+	time.Sleep(6 * time.Second)
+	return func() error {
+		close(resume)
+		return <-stalled
+	}
+}
+
+// stageGone fails unless err is the host saying the push's stage is gone.
+func (e *stepEnv) stageGone(err error) {
+	e.t.Helper()
+	var he *store.HostError
+	if !errors.As(err, &he) || he.Code != "stage" {
+		e.t.Fatalf("the stalled push: %v; want the host to say its stage is gone", err)
+	}
+}
+
 // renewStalled starts a run with a 2 s lease whose guardian stops between
 // its look at the record and its touch (renew.looked), and returns once it
 // stands there, with the run's result to read after goOn.
@@ -549,28 +583,12 @@ func TestStalledUploadTakenOver(t *testing.T) {
 			// Stalled past 3/4 of 48 MiB: beyond the window a cut upload
 			// is resumed below its length by.
 			art := e.bigArtifact(48 << 20)
-			half, resume := make(chan struct{}), make(chan struct{})
-			var once sync.Once
-			stalled := make(chan error, 1)
-			go func() {
-				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Progress: func(sent, total int64) {
-					if sent > total*3/4 {
-						once.Do(func() { close(half); <-resume })
-					}
-				}})
-				stalled <- err
-			}()
-			<-half
-			time.Sleep(6 * time.Second) // nothing writes its archive: it may be taken over
+			goOn := e.stallUpload(art)
 			r, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
 			if err != nil || !r.Promoted || r.Resumed == 0 {
 				t.Fatalf("the push that came later: %v %+v; want it to resume the stalled upload and promote", err, r)
 			}
-			close(resume)
-			var he *store.HostError
-			if err := <-stalled; !errors.As(err, &he) || he.Code != "stage" {
-				t.Fatalf("the stalled push: %v; want the host to say its stage is gone", err)
-			}
+			e.stageGone(goOn())
 			e.checkRuntime(art)
 		})
 	}
@@ -606,30 +624,14 @@ func TestStalledUploadWritesOn(t *testing.T) {
 			if err != nil || other.ID() != art.ID() {
 				t.Fatalf("the archive of the tree: %v, id %s, want %s", err, other.ID(), art.ID())
 			}
-			half, resume := make(chan struct{}), make(chan struct{})
-			var once sync.Once
-			stalled := make(chan error, 1)
-			go func() {
-				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Progress: func(sent, total int64) {
-					if sent > total*3/4 {
-						once.Do(func() { close(half); <-resume })
-					}
-				}})
-				stalled <- err
-			}()
-			<-half
-			time.Sleep(6 * time.Second)
+			goOnStalled := e.stallUpload(art)
 			b := e.lock("promote.marked")
 			var rb *store.PushResult
 			goOn := e.stopped(b, "promote.marked", func() (err error) {
 				rb, err = store.New(b).Push(e.ctx(), other, store.PushOptions{})
 				return err
 			})
-			close(resume)
-			var he *store.HostError
-			if err := <-stalled; !errors.As(err, &he) || he.Code != "stage" {
-				t.Fatalf("the stalled push: %v; want the host to say its stage is gone", err)
-			}
+			e.stageGone(goOnStalled())
 			if err := goOn(); err != nil || !rb.Promoted {
 				t.Fatalf("the push that took the stage over: %v %+v; want it promoted", err, rb)
 			}
