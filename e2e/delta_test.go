@@ -15,16 +15,24 @@ import (
 	"github.com/hoistdev/hoist/transport"
 )
 
-// deltaHosts are the hosts the delta and resume tests run on: GNU tools
-// with openssl, and busybox without openssl (sha256sum verifies there).
-func deltaHosts(t *testing.T) map[string]sshd.Options {
+// onDeltaHosts runs test, in parallel, on each host the delta and resume
+// tests run on: GNU tools with openssl, and busybox without openssl
+// (sha256sum verifies there); each with a store at root and a CLI for it.
+func onDeltaHosts(t *testing.T, test func(t *testing.T, h *sshd.Host, root string, c *cli)) {
 	hosts := map[string]sshd.Options{"gnu": {}}
 	if isRoot() {
 		hosts["busybox-no-openssl"] = sshd.Options{Shell: "sh", Busybox: true, Hide: []string{"/usr/bin/openssl"}}
 	} else {
 		t.Log("not root: the busybox host without openssl is skipped (it needs mount namespaces)")
 	}
-	return hosts
+	for name, opts := range hosts {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := sshd.Start(t, opts)
+			root := filepath.Join(h.Dir, "store")
+			test(t, h, root, newCLI(t, h, root))
+		})
+	}
 }
 
 // deltaTree writes n files of size bytes of random data under lib/, two
@@ -74,179 +82,189 @@ func copyTree(t testing.TB, src string) string {
 // costs only a file that travels again.
 func TestPushDelta(t *testing.T) {
 	t.Parallel()
-	for name, opts := range deltaHosts(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			h := sshd.Start(t, opts)
-			root := filepath.Join(h.Dir, "store")
-			c := newCLI(t, h, root)
-			v1 := deltaTree(t, 48, 256<<10) // 12 MiB
-			r1 := pushJSON(t, c, v1, "--name", "app")
-			if r1["promoted"] != true || r1["reused_files"].(float64) != 0 {
-				t.Fatalf("first push: %v", r1)
-			}
-			id1 := r1["id"].(string)
+	onDeltaHosts(t, func(t *testing.T, h *sshd.Host, root string, c *cli) {
+		v1 := deltaTree(t, 48, 256<<10) // 12 MiB
+		r1 := pushJSON(t, c, v1, "--name", "app")
+		if r1["promoted"] != true || r1["reused_files"].(float64) != 0 {
+			t.Fatalf("first push: %v", r1)
+		}
+		id1 := r1["id"].(string)
 
-			// 4 bytes of one file change, and a file is added.
-			v2 := copyTree(t, v1)
-			f, err := os.OpenFile(filepath.Join(v2, "lib", "part007.bin"), os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
+		// 4 bytes of one file change, and a file is added.
+		v2 := copyTree(t, v1)
+		f, err := os.OpenFile(filepath.Join(v2, "lib", "part007.bin"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteAt([]byte("HOIS"), 1000)
+		f.Close()
+		os.WriteFile(filepath.Join(v2, "NEWS"), []byte("v2\n"), 0o644)
+		r2 := pushJSON(t, c, v2, "--name", "app")
+		// 47 shared parts and the two modes of the shared tool.
+		if r2["promoted"] != true || r2["reused_files"].(float64) != 49 {
+			t.Fatalf("second push: %v", r2)
+		}
+		if up := r2["uploaded_bytes"].(float64); up > 256<<10+64<<10 {
+			t.Fatalf("the second push uploaded %.0f bytes; the changed file is %d", up, 256<<10)
+		}
+		id2 := r2["id"].(string)
+		rt := func(id string) string { return filepath.Join(root, "runtimes", id) }
+		sameTree(t, v1, rt(id1))
+		sameTree(t, v2, rt(id2))
+		for _, p := range []string{"lib/part000.bin", "lib/deep/tool", "lib/deep/tool.data"} {
+			a, _ := os.Stat(filepath.Join(rt(id1), p))
+			b, _ := os.Stat(filepath.Join(rt(id2), p))
+			if a == nil || b == nil || os.SameFile(a, b) {
+				t.Fatalf("%s: the new runtime's file is the old runtime's (or missing)", p)
 			}
-			f.WriteAt([]byte("HOIS"), 1000)
-			f.Close()
-			os.WriteFile(filepath.Join(v2, "NEWS"), []byte("v2\n"), 0o644)
-			r2 := pushJSON(t, c, v2, "--name", "app")
-			// 47 shared parts and the two modes of the shared tool.
-			if r2["promoted"] != true || r2["reused_files"].(float64) != 49 {
-				t.Fatalf("second push: %v", r2)
+			if b.Sys().(*syscall.Stat_t).Nlink != 1 {
+				t.Fatalf("%s: %d links, want 1", p, b.Sys().(*syscall.Stat_t).Nlink)
 			}
-			if up := r2["uploaded_bytes"].(float64); up > 256<<10+64<<10 {
-				t.Fatalf("the second push uploaded %.0f bytes; the changed file is %d", up, 256<<10)
-			}
-			id2 := r2["id"].(string)
-			rt := func(id string) string { return filepath.Join(root, "runtimes", id) }
-			sameTree(t, v1, rt(id1))
-			sameTree(t, v2, rt(id2))
-			for _, p := range []string{"lib/part000.bin", "lib/deep/tool", "lib/deep/tool.data"} {
-				a, _ := os.Stat(filepath.Join(rt(id1), p))
-				b, _ := os.Stat(filepath.Join(rt(id2), p))
-				if a == nil || b == nil || os.SameFile(a, b) {
-					t.Fatalf("%s: the new runtime's file is the old runtime's (or missing)", p)
-				}
-				if b.Sys().(*syscall.Stat_t).Nlink != 1 {
-					t.Fatalf("%s: %d links, want 1", p, b.Sys().(*syscall.Stat_t).Nlink)
-				}
-			}
-			entries, _ := os.ReadDir(filepath.Join(root, "runtimes"))
-			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), ".stage-") {
-					t.Fatalf("a stage is left: %s", e.Name())
-				}
-			}
+		}
+		if _, stages := runtimesIn(t, root); len(stages) > 0 {
+			t.Fatalf("stages are left: %v", stages)
+		}
 
-			// The list of v2's files lies: part000's digest under part001's
-			// path, a digest under a path out of the store, and a planted
-			// symlink list.
-			list := filepath.Join(root, "runtimes", ".files", id2)
-			b, err := os.ReadFile(list)
-			if err != nil {
-				t.Fatalf("the runtime's file list: %v", err)
+		// The list of v2's files lies: part000's digest under part001's
+		// path, a digest under a path out of the store, and a planted
+		// symlink list.
+		list := filepath.Join(root, "runtimes", ".files", id2)
+		b, err := os.ReadFile(list)
+		if err != nil {
+			t.Fatalf("the runtime's file list: %v", err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		sums := map[string]string{} // path to "<sha256> <mode>"
+		for _, l := range lines {
+			f := strings.SplitN(l, " ", 3)
+			sums[f[2]] = f[0] + " " + f[1]
+		}
+		lied := []string{
+			sums["lib/part000.bin"] + " lib/part001.bin",
+			sums["lib/part002.bin"] + " ../../../../../etc/passwd",
+			// tool.data's digest and mode, under the path of tool,
+			// which has those bytes but mode 0755 (and no line of
+			// its own).
+			sums["lib/deep/tool.data"] + " lib/deep/tool",
+			// part003's, under a FIFO planted in the runtime: a copy
+			// that read it would never end.
+			sums["lib/part003.bin"] + " lib/fifo",
+			// part005's, under a symlink planted in the runtime to a
+			// directory of the login's, and part004's under a file
+			// reached through it: a copy of the link into the pool
+			// could have the file's copy written through it, over the
+			// login's own file. GNU tar already refuses to write
+			// through a link it made; hoist copies no symlink at all,
+			// so part004 lands in a directory of the pool (the count
+			// below tells).
+			sums["lib/part005.bin"] + " lib/evil",
+			sums["lib/part004.bin"] + " lib/evil/f",
+		}
+		if err := syscall.Mkfifo(filepath.Join(rt(id2), "lib", "fifo"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		victim := filepath.Join(h.Dir, "victim")
+		if out, code := h.SSH(t, "exec /bin/sh -c 'mkdir "+victim+" && cp "+filepath.Join(rt(id2), "lib", "part004.bin")+" "+victim+"/f'"); code != 0 {
+			t.Fatalf("making the login's victim file: %d %s", code, out)
+		}
+		before, _ := os.Stat(filepath.Join(victim, "f"))
+		if err := os.Symlink(victim, filepath.Join(rt(id2), "lib", "evil")); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			switch strings.SplitN(l, " ", 3)[2] {
+			case "lib/part000.bin", "lib/part001.bin", "lib/part002.bin", "lib/part003.bin", "lib/part004.bin", "lib/part005.bin",
+				"lib/deep/tool.data", "lib/deep/tool":
+			default:
+				lied = append(lied, l)
 			}
-			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-			sums := map[string]string{} // path to "<sha256> <mode>"
-			for _, l := range lines {
-				f := strings.SplitN(l, " ", 3)
-				sums[f[2]] = f[0] + " " + f[1]
-			}
-			lied := []string{
-				sums["lib/part000.bin"] + " lib/part001.bin",
-				sums["lib/part002.bin"] + " ../../../../../etc/passwd",
-				// tool.data's digest and mode, under the path of tool,
-				// which has those bytes but mode 0755 (and no line of
-				// its own).
-				sums["lib/deep/tool.data"] + " lib/deep/tool",
-				// part003's, under a FIFO planted in the runtime: a copy
-				// that read it would never end.
-				sums["lib/part003.bin"] + " lib/fifo",
-			}
-			if err := syscall.Mkfifo(filepath.Join(rt(id2), "lib", "fifo"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range lines {
-				switch strings.SplitN(l, " ", 3)[2] {
-				case "lib/part000.bin", "lib/part001.bin", "lib/part002.bin", "lib/part003.bin", "lib/deep/tool.data", "lib/deep/tool":
-				default:
-					lied = append(lied, l)
-				}
-			}
-			os.WriteFile(list, []byte(strings.Join(lied, "\n")+"\n"), 0o644)
-			os.Remove(filepath.Join(root, "runtimes", ".files", id1))
-			os.Symlink(list, filepath.Join(root, "runtimes", ".files", id1))
-			v3 := copyTree(t, v2)
-			os.WriteFile(filepath.Join(v3, "NEWS"), []byte("v3\n"), 0o644)
-			r3 := pushJSON(t, c, v3, "--name", "app")
-			// part000 (its copy fails the digest), part001 (no list
-			// has its digest), part002 (its path climbs out), part003
-			// (its path is a FIFO), tool.data (its copy has another
-			// mode) and tool (no list has it) travel: 44 parts are
-			// copied.
-			if r3["promoted"] != true || r3["reused_files"].(float64) != 44 {
-				t.Fatalf("third push: %v", r3)
-			}
-			sameTree(t, v3, rt(r3["id"].(string)))
-			os.Remove(filepath.Join(rt(id2), "lib", "fifo"))
-			sameTree(t, v2, rt(id2))
-		})
-	}
+		}
+		os.WriteFile(list, []byte(strings.Join(lied, "\n")+"\n"), 0o644)
+		os.Remove(filepath.Join(root, "runtimes", ".files", id1))
+		os.Symlink(list, filepath.Join(root, "runtimes", ".files", id1))
+		v3 := copyTree(t, v2)
+		os.WriteFile(filepath.Join(v3, "NEWS"), []byte("v3\n"), 0o644)
+		r3 := pushJSON(t, c, v3, "--name", "app")
+		if after, err := os.Stat(filepath.Join(victim, "f")); err != nil || after.ModTime() != before.ModTime() || after.Size() != before.Size() {
+			t.Fatalf("the login's file reached through a planted symlink was written: %v", err)
+		}
+		// part000 (its copy fails the digest), part001 (no list
+		// has its digest), part002 (its path climbs out), part003
+		// (its path is a FIFO), part005 (its path is a symlink),
+		// tool.data (its copy has another mode) and tool (no list
+		// has it) travel; part004 is read through the symlink and
+		// copied into a directory of the pool: 43 parts are copied.
+		if r3["promoted"] != true || r3["reused_files"].(float64) != 43 {
+			t.Fatalf("third push: %v", r3)
+		}
+		sameTree(t, v3, rt(r3["id"].(string)))
+		os.Remove(filepath.Join(rt(id2), "lib", "fifo"))
+		os.Remove(filepath.Join(rt(id2), "lib", "evil"))
+		sameTree(t, v2, rt(id2))
+	})
 }
 
 // TestPushResumesAfterCut: an upload over four streams through a proxy
 // that cuts the connection once the archive on the host is past 80 % ends
-// with an unknown outcome or a clean failure, never a runtime; the next
+// with an unknown outcome (79) that says the next push resumes, never a
+// runtime; the next
 // push of the same tree resumes the stage from well past its start and
 // installs the tree byte for byte.
 func TestPushResumesAfterCut(t *testing.T) {
 	t.Parallel()
-	for name, opts := range deltaHosts(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			h := sshd.Start(t, opts)
-			root := filepath.Join(h.Dir, "store")
-			c := newCLI(t, h, root)
-			p := sshd.NewProxy(t, h.Addr)
-			viaProxy := *c
-			viaProxy.flags = []string{"-H", h.User + "@" + p.Addr, "-i", h.KeyFile, "--known-hosts", h.KnownHostsFor(t, p.Addr), "--root", root}
-			const size = 96 << 20
-			src := randomTree(t, size)
-			push := viaProxy.start("--json", "push", src, "--name", "big", "--streams", "4")
-			var stage string
-			var cutAt int64
-			waitFor(t, 60*time.Second, "the upload past 80 %", func() bool {
-				m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
-				if len(m) == 1 {
-					if fi, err := os.Stat(m[0]); err == nil && fi.Size() > size*8/10 {
-						stage, cutAt = filepath.Dir(m[0]), fi.Size()
-						return true
-					}
+	onDeltaHosts(t, func(t *testing.T, h *sshd.Host, root string, c *cli) {
+		p := sshd.NewProxy(t, h.Addr)
+		viaProxy := *c
+		viaProxy.flags = cliFlags(t, h, p.Addr, root)
+		const size = 96 << 20
+		src := randomTree(t, size)
+		push := viaProxy.start("--json", "push", src, "--name", "big", "--streams", "4")
+		var stage string
+		var cutAt int64
+		waitFor(t, 60*time.Second, "the upload past 80 %", func() bool {
+			m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
+			if len(m) == 1 {
+				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > size*8/10 {
+					stage, cutAt = filepath.Dir(m[0]), fi.Size()
+					return true
 				}
-				select {
-				case <-push.done:
-					t.Fatalf("the push ended before the cut: %d %s", push.code, push.stderr())
-				default:
-				}
-				return false
-			})
-			p.Cut()
-			// The host may have received everything: the outcome is
-			// unknown, and the next push resumes.
-			code := push.wait(t, 60*time.Second)
-			if code != 79 || !strings.Contains(push.stdout(), "resumes it") {
-				t.Fatalf("the cut push: exit %d, want 79 (outcome unknown) saying the next push resumes: %s %s", code, push.stdout(), push.stderr())
 			}
-			if ids, _ := filepath.Glob(filepath.Join(root, "runtimes", "big-*")); len(ids) != 0 {
-				t.Fatalf("the cut push left a runtime: %v", ids)
+			select {
+			case <-push.done:
+				t.Fatalf("the push ended before the cut: %d %s", push.code, push.stderr())
+			default:
 			}
-			if !exists(stage) {
-				t.Fatalf("the cut push's stage is gone: nothing to resume")
-			}
-			// Nothing marks a cut connection's stage: it is resumed once
-			// nothing has written to it for 5 s.
-			time.Sleep(6 * time.Second)
-			r := pushJSON(t, c, src, "--name", "big")
-			// The upload keeps how far its bytes are whole; what was in
-			// flight (transport.Window) may be sent again, and the last
-			// mark written may lag a chunk or two.
-			least := float64(cutAt - transport.Window - 2*transport.ChunkSize)
-			if r["promoted"] != true || r["resumed_at"].(float64) < least || r["resumed_at"].(float64)+r["uploaded_bytes"].(float64) < size {
-				t.Fatalf("the resumed push: %v", r)
-			}
-			t.Logf("cut at %.0f%% (the archive's length on the host); resumed at %.0f%%, uploaded %.0f%% again",
-				100*float64(cutAt)/size, 100*r["resumed_at"].(float64)/size, 100*r["uploaded_bytes"].(float64)/size)
-			sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", r["id"].(string), "blob"))
-			if exists(stage) {
-				t.Fatalf("the resumed stage is still there")
-			}
+			return false
 		})
-	}
+		p.Cut()
+		// The host may have received everything: the outcome is
+		// unknown, and the next push resumes.
+		code := push.wait(t, 60*time.Second)
+		if code != 79 || !strings.Contains(push.stdout(), "resumes it") {
+			t.Fatalf("the cut push: exit %d, want 79 (outcome unknown) saying the next push resumes: %s %s", code, push.stdout(), push.stderr())
+		}
+		if ids, _ := filepath.Glob(filepath.Join(root, "runtimes", "big-*")); len(ids) != 0 {
+			t.Fatalf("the cut push left a runtime: %v", ids)
+		}
+		if !exists(stage) {
+			t.Fatalf("the cut push's stage is gone: nothing to resume")
+		}
+		// Nothing marks a cut connection's stage: it is resumed once
+		// nothing has written to it for 5 s.
+		time.Sleep(6 * time.Second)
+		r := pushJSON(t, c, src, "--name", "big")
+		// The upload keeps how far its bytes are whole; what was in
+		// flight (transport.Window) may be sent again, and the last
+		// mark written may lag a chunk or two.
+		least := float64(cutAt - transport.Window - 2*transport.ChunkSize)
+		if r["promoted"] != true || r["resumed_at"].(float64) < least || r["resumed_at"].(float64)+r["uploaded_bytes"].(float64) < size {
+			t.Fatalf("the resumed push: %v", r)
+		}
+		t.Logf("cut at %.0f%% (the archive's length on the host); resumed at %.0f%%, uploaded %.0f%% again",
+			100*float64(cutAt)/size, 100*r["resumed_at"].(float64)/size, 100*r["uploaded_bytes"].(float64)/size)
+		sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", r["id"].(string), "blob"))
+		if exists(stage) {
+			t.Fatalf("the resumed stage is still there")
+		}
+	})
 }

@@ -69,7 +69,6 @@ h_op_pushcheck() {
 # archive's bytes before it, copied into a file of this push's own, have
 # that digest.
 h_resume() {
-	h_shatool || return 1
 	set +f
 	for h_d in "$h_store"/.stage-*; do
 		{ h_isuuid "${h_d##*/.stage-}" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && [ -O "$h_d" ]; } || continue
@@ -78,6 +77,7 @@ h_resume() {
 		read -r h_ri h_rd h_rw <"$h_d/resume" || continue
 		{ [ "$h_ri" = "$h_id" ] && [ "$h_rd" = "$h_digest" ]; } || continue
 		case $h_rw in '' | *[!0-9]*) continue ;; esac
+		h_shatool || break
 		if [ ! -f "$h_d/cut" ]; then
 			{ h_age "$h_d/artifact.tar" && [ "$h_a" -ge 5 ] && h_age "$h_d/resume" && [ "$h_a" -ge 5 ]; } || continue
 		fi
@@ -85,7 +85,9 @@ h_resume() {
 		h_step resume.taken
 		mv "$h_d" "$h_stage" 2>/dev/null || continue
 		set -f
-		h_fsize "$h_stage/artifact.tar"
+		h_sz=$(wc -c <"$h_stage/artifact.tar" 2>/dev/null)
+		h_sz=${h_sz##* }
+		case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
 		# Where the bytes stop being whole: as a stopped client said, or
 		# the length less the window.
 		h_rc=
@@ -109,17 +111,6 @@ h_resume() {
 	done
 	set -f
 	return 1
-}
-
-# h_fsize FILE: h_sz, FILE's size in bytes (0 when it cannot be read).
-h_fsize() {
-	case $h_stat in
-	gnu) h_sz=$(stat -c %s "$1" 2>/dev/null) ;;
-	bsd) h_sz=$(stat -f %z "$1" 2>/dev/null) ;;
-	*) h_sz=$(wc -c <"$1" 2>/dev/null) ;;
-	esac
-	h_sz=${h_sz##* }
-	case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
 }
 
 # h_pool: the files of this runtime (h_want: PoolName lines,
@@ -160,6 +151,10 @@ h_pool() {
 	if tar -cf /dev/null -T /dev/null 2>/dev/null; then
 		h_pi=
 		while IFS='	' read -r h_i _ h_pp; do
+			# Only plain files: a symlink copied into the pool would
+			# let a later path of the list be written through it.
+			h_src=$h_store/$h_i/$h_pp
+			{ [ -f "$h_src" ] && [ ! -L "$h_src" ]; } || continue
 			if [ "$h_i" != "$h_pi" ]; then
 				h_pi=$h_i
 				: >"$h_pd/$h_i.list"
