@@ -135,7 +135,6 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case shellcmd.Have:
 			st.pool[v.Field(0)] = v.Field(1)
 		case shellcmd.Resume:
-			st.resume = true
 			st.offset, _ = strconv.ParseInt(v.Field(1), 10, 64)
 			st.prefix = v.Field(2)
 		}
@@ -232,9 +231,8 @@ func (s *Store) ping() time.Duration {
 // copied into the stage's pool, and a cut upload to resume.
 type staged struct {
 	pool    map[string]string // PoolName to the host's copy, under pool/
-	resume  bool
-	offset  int64  // the upload goes on from here
-	prefix  string // the SHA-256 of the stage's archive before offset
+	offset  int64             // the upload goes on from here (RESUME)
+	prefix  string            // the SHA-256 of the stage's archive before offset
 	streams int
 }
 
@@ -283,7 +281,7 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	var src io.Reader = io.TeeReader(pr, h)
 	// The host made the archive's file in the stage (h_op_pushcheck).
 	o := transport.UploadOptions{Streams: st.streams, Existing: true}
-	if st.resume && st.offset > 0 {
+	if st.offset > 0 {
 		ph := sha256.New()
 		if _, err := io.CopyN(ph, src, st.offset); err == nil && hex.EncodeToString(ph.Sum(nil)) == st.prefix {
 			o.Offset = st.offset

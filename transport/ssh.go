@@ -225,10 +225,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 		go s.keepalive(cfg.KeepaliveInterval, cfg.KeepaliveMaxMissed)
 	}
 	if cfg.Logger != nil {
-		begin := time.Now()
-		if _, _, err := client.SendRequest("keepalive@openssh.com", true, nil); err == nil {
-			s.rtt = time.Since(begin)
-		}
+		s.rtt, _ = s.Ping()
 		cfg.Logger.Debug("connected", "target", s.target, "took", time.Since(start).Round(time.Millisecond),
 			"rtt", s.rtt.Round(10*time.Microsecond))
 	}

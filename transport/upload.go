@@ -91,12 +91,13 @@ func (l *Local) Upload(ctx context.Context, path string, r io.Reader, o UploadOp
 	return n, err
 }
 
-// Upload implements [Uploader] with SFTP, at line rate: many write requests
-// are in flight at once (File.ReadFromWithConcurrency). Writing through
-// io.Copy, or from a wrapped reader through File.ReadFrom, would send one
-// request at a time. One SFTP channel is bound by its window (sshd gives 2
-// MiB), a round trip's worth of bytes: with o.Streams, that many channels
-// on the one connection write chunks of the stream at their offsets.
+// Upload implements [Uploader] with SFTP, at line rate: the stream goes in
+// chunks (writeChunks), each written with File.WriteAt, which sends a large
+// buffer as many requests in flight at once. Writing through io.Copy, or
+// from a wrapped reader through File.ReadFrom, would send one request at a
+// time. One SFTP channel is bound by its window (sshd gives 2 MiB), a round
+// trip's worth of bytes: with o.Streams, that many channels on the one
+// connection write the chunks.
 func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOptions) (int64, error) {
 	streams := min(max(o.Streams, 1), MaxStreams)
 	var clients []*sftp.Client
