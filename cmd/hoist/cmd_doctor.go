@@ -258,11 +258,11 @@ func linkRTT(t transport.Transport) time.Duration {
 	}
 	var best time.Duration
 	for range 3 {
-		begin := time.Now()
-		if _, _, err := s.Client().SendRequest("keepalive@openssh.com", true, nil); err != nil {
+		d, err := s.Ping()
+		if err != nil {
 			break
 		}
-		if d := time.Since(begin); best == 0 || d < best {
+		if best == 0 || d < best {
 			best = d
 		}
 	}
