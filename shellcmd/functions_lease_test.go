@@ -254,6 +254,23 @@ func fnlAllZombieGroup(t *testing.T) int {
 	return leader.pid
 }
 
+// fnlPair makes a group of two sleeping processes, a leader and a member,
+// and then gives the member, and then the leader, its fate (nil: it stays
+// alive); the group's id is the leader's pid.
+func fnlPair(leader, member func(*fnlProc, *testing.T)) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		l := fnlSleep(t, fnlNewGroup)
+		m := fnlSleep(t, fnlJoin(l))
+		if member != nil {
+			member(m, t)
+		}
+		if leader != nil {
+			leader(l, t)
+		}
+		return l.pid
+	}
+}
+
 // fnlGoneGroup is the pgid of a group whose every process was reaped.
 func fnlGoneGroup(t *testing.T) int {
 	t.Helper()
@@ -353,33 +370,13 @@ func TestShProcGroup(t *testing.T) {
 		live   bool // h_grplive
 	}{
 		{"a live session leader", func(t *testing.T) int { return fnlSleep(t, fnlSession).pid }, 0, false, true},
-		{"a live group of two", func(t *testing.T) int {
-			l := fnlSleep(t, fnlNewGroup)
-			fnlSleep(t, fnlJoin(l))
-			return l.pid
-		}, 0, false, true},
-		{"leader reaped, a member alive", func(t *testing.T) int {
-			l := fnlSleep(t, fnlNewGroup)
-			fnlSleep(t, fnlJoin(l))
-			l.kill(t)
-			return l.pid
-		}, 0, false, true},
-		{"leader a zombie, a member alive", func(t *testing.T) int {
-			l := fnlSleep(t, fnlNewGroup)
-			fnlSleep(t, fnlJoin(l))
-			l.zombie(t)
-			return l.pid
-		}, 0, false, true},
+		{"a live group of two", fnlPair(nil, nil), 0, false, true},
+		{"leader reaped, a member alive", fnlPair((*fnlProc).kill, nil), 0, false, true},
+		{"leader a zombie, a member alive", fnlPair((*fnlProc).zombie, nil), 0, false, true},
 		{"all reaped", fnlGoneGroup, 1, true, false},
 		// kill -0 reaches zombies: only the scan of /proc tells.
 		{"leader reaped, its only member a zombie", fnlAllZombieGroup, 0, false, false},
-		{"leader and member zombies", func(t *testing.T) int {
-			l := fnlSleep(t, fnlNewGroup)
-			m := fnlSleep(t, fnlJoin(l))
-			m.zombie(t)
-			l.zombie(t)
-			return l.pid
-		}, 0, false, false},
+		{"leader and member zombies", fnlPair((*fnlProc).zombie, (*fnlProc).zombie), 0, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
