@@ -97,11 +97,14 @@ h_unguard() {
 #     after the shell died, it releases the lock (owner-checked) itself and
 #     writes the run's status as unknown.
 # It polls every h_nap for two seconds, then every quarter second; USR1
-# cuts a nap short. It ends when "done" appears (h_unguard) or the scratch
-# directory goes, with one last copy.
+# cuts a nap short, or skips the next one when it comes between naps. It
+# ends when "done" appears (h_unguard) or the scratch directory goes, with
+# one last copy.
 h_guard() {
-	h_sl=
-	trap '[ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
+	# A USR1 that comes while no nap runs (the guardian is copying or
+	# renewing) is kept in h_wake, so that the next nap is not taken.
+	h_sl= h_wake=
+	trap 'h_wake=1; [ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
 	true >"$h_scr/ready"
 	# A failed exec redirection would end this shell, and the heartbeats
 	# with it: the files are looked at first (they are gone only if
@@ -160,10 +163,14 @@ h_guard() {
 		# A sign of life for gc, which sweeps scratch directories nothing
 		# wrote to for the stale period: a quiet command's too.
 		if [ $((h_ri % 240)) -eq 0 ]; then touch "$h_scr" 2>/dev/null; fi
-		sleep "$h_rnap" &
-		h_sl=$!
-		wait "$h_sl"
-		h_sl=
+		if [ -z "$h_wake" ]; then
+			sleep "$h_rnap" &
+			h_sl=$!
+			# A USR1 just before h_sl was set found no nap to cut.
+			if [ -n "$h_wake" ]; then kill "$h_sl" 2>/dev/null; fi
+			wait "$h_sl" 2>/dev/null
+		fi
+		h_sl= h_wake=
 	done
 	if [ -n "$h_lost" ]; then true 2>/dev/null >"$h_scr/lost"; fi
 }
