@@ -14,7 +14,7 @@ h_create() {
 	h_new=$h_lock.new-$h_me
 	# In a store a team shares (writable by its group), the lock's
 	# directories are too, so that any member can take a stale lock.
-	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" 2>&1 && mkdir "$h_new/$h_me" 2>&1); then
+	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" "$h_new/$h_me" 2>&1); then
 		rm -rf "$h_new"
 		return 1
 	fi
@@ -23,8 +23,11 @@ h_create() {
 	# none.
 	h_hp=- h_hs=-
 	if [ -z "$h_manual" ] && h_pstat $$; then h_hp=$$ h_hs=$h_pst; fi
+	# When the lock was taken: also a run's start and the guardian's first
+	# reading of the clock (h_since).
+	h_since=$(date +%s)
 	if ! printf 'hoist-lock/2 token=%s since=%s mach=%s boot=%s pidns=%s init=%s lease=%s hpid=%s hstart=%s huid=%s %s\n' \
-		"$h_me" "$(date +%s)" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_lease" "$h_hp" "$h_hs" "$h_uid" "$h_rec" >"$h_new/$h_me/rec" 2>/dev/null; then
+		"$h_me" "$h_since" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_lease" "$h_hp" "$h_hs" "$h_uid" "$h_rec" >"$h_new/$h_me/rec" 2>/dev/null; then
 		h_lasterr="cannot write the lock's record in $h_new (disk full?)"
 		rm -rf "$h_new"
 		return 2

@@ -143,7 +143,9 @@ h_clear() {
 	for h_e in "$h_lock"/.owner-*; do
 		if [ -f "$h_e" ]; then rm -f "$h_e"; fi
 	done
-	rm -rf "$h_lock"/"$h_lockname".new-*
+	for h_e in "$h_lock"/"$h_lockname".new-*; do
+		if [ -e "$h_e" ] || [ -L "$h_e" ]; then rm -rf "$h_e"; fi
+	done
 	rmdir "$h_lock"/* "$h_lock" 2>/dev/null
 	set -f
 	return 0

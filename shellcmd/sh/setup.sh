@@ -13,7 +13,7 @@ h_setup() {
 		h_root=$h_rootp
 	fi
 	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
-	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd=
+	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since=
 	# The lease this command's own lock carries; a command working under a
 	# manual hold (h_hold) takes the hold's (h_ownlease).
 	h_mylease=$h_lease

@@ -30,7 +30,9 @@ h_left() { [ -n "$h_scr" ] && { [ -f "$h_scr/gone" ] || [ -f "$h_scr/stop" ]; };
 # left while this waited, a lock taken afterwards is released at once
 # (cancel-safe waiting).
 h_acquire() {
-	h_end=$(($(date +%s) + $1))
+	# The wait's end is set at the first look at a held lock (h_judge): a
+	# free one costs no reading of the clock.
+	h_end= h_for=$1
 	h_shown= h_i=0 h_absent=0 h_ol=
 	while :; do
 		h_sample
@@ -151,7 +153,9 @@ h_judge() {
 		h_shown=x$h_line
 		h_say HELD "${h_a:--}" "${h_line:--}"
 	fi
-	if [ "$(date +%s)" -ge "$h_end" ]; then
+	h_jnow=$(date +%s)
+	[ -n "$h_end" ] || h_end=$((h_jnow + h_for))
+	if [ "$h_jnow" -ge "$h_end" ]; then
 		h_say BUSY "${h_a:--}" "${h_line:--}"
 		return 3
 	fi

@@ -15,7 +15,7 @@ h_run() {
 	h_pstat $$
 	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
 		printf 'hoist-run/1 id=%s start=%s pid=%s pstart=%s boot=%s token=%s lease=%s %s\n' \
-			"$h_rid" "$(date +%s)" $$ "${h_pst:--}" "$h_bootid" "$h_me" "$h_mylease" "$h_runinfo" >"$h_scr/info")
+			"$h_rid" "${h_since:-$(date +%s)}" $$ "${h_pst:--}" "$h_bootid" "$h_me" "$h_mylease" "$h_runinfo" >"$h_scr/info")
 	h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
@@ -121,16 +121,18 @@ h_guard() {
 	h_self=$h_pst h_lost= h_ri=0 h_rnap=$h_nap h_stopat= h_killed= h_orphan= h_glost=
 	h_beat=$((h_mylease / 4))
 	[ "$h_beat" -ge 1 ] || h_beat=1
-	h_next=$(($(date +%s) + h_beat))
+	h_next=$((${h_since:-$(date +%s)} + h_beat))
 	while :; do
 		h_last=
 		if [ -f "$h_scr/done" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
 		if [ -n "$h_relay" ]; then
-			cat <&3 || h_lost=1
-			cat <&4 >&2 || h_lost=1
+			# An empty file has nothing to copy yet.
+			[ ! -s "$h_scr/out" ] || cat <&3 || h_lost=1
+			[ ! -s "$h_scr/err" ] || cat <&4 >&2 || h_lost=1
 		fi
 		[ -z "$h_last" ] || break
-		h_now=$(date +%s)
+		# The first poll comes just after the lock was taken (h_since).
+		if [ "$h_ri" -eq 0 ] && [ -n "$h_since" ]; then h_now=$h_since; else h_now=$(date +%s); fi
 		if [ -z "$h_orphan" ] && [ -n "$h_self" ] && h_gone $$ "$h_self"; then h_orphan=1; fi
 		if [ -z "$h_glost" ] && [ -z "$h_orphan" ] && [ "$h_now" -ge "$h_next" ]; then
 			if h_renew; then
