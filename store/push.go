@@ -216,11 +216,13 @@ const (
 // ping is the connection's round-trip time, or zero when the transport
 // cannot tell.
 func (s *Store) ping() time.Duration {
-	p, ok := s.l.Host().Transport().(interface{ Ping() (time.Duration, error) })
+	p, ok := s.l.Host().Transport().(interface {
+		RoundTrip(n int) (time.Duration, error)
+	})
 	if !ok {
 		return 0
 	}
-	d, err := p.Ping()
+	d, err := p.RoundTrip(2)
 	if err != nil {
 		return 0
 	}

@@ -133,3 +133,24 @@ func TestSSHKeepaliveSparesHealthyIdleLink(t *testing.T) {
 		t.Fatalf("Run: %d, %v", status, err)
 	}
 }
+
+// A server that answers a connection's first request late (sshd finishing
+// its setup after authentication) does not make the round trip look long:
+// RoundTrip takes the fastest of its pings.
+func TestSSHRoundTripIsTheFastestPing(t *testing.T) {
+	t.Parallel()
+	const slow = 300 * time.Millisecond
+	ts := newTestServer(t, func(ts *testServer) { ts.slowFirst = slow })
+	s := dialTest(t, ts.clientConfig(t))
+	rtt, err := s.RoundTrip(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rtt >= slow {
+		t.Errorf("RoundTrip(2) = %v, want the second ping's, under %v", rtt, slow)
+	}
+	s2 := dialTest(t, ts.clientConfig(t))
+	if d, err := s2.Ping(); err != nil || d < slow {
+		t.Errorf("the first ping on a new connection took %v (%v), want at least %v: the server option does not work", d, err, slow)
+	}
+}

@@ -31,10 +31,11 @@ type testServer struct {
 	mu             sync.Mutex
 	conns          []net.Conn
 	accepted       int
-	dropFirst      int  // close this many connections before the banner
-	refuseSessions bool // reject "session" channel opens
-	refuseExec     bool // reply false to "exec"
-	active, peak   int  // concurrent "block" commands
+	dropFirst      int           // close this many connections before the banner
+	refuseSessions bool          // reject "session" channel opens
+	refuseExec     bool          // reply false to "exec"
+	slowFirst      time.Duration // answer a connection's first global request this late
+	active, peak   int           // concurrent "block" commands
 	authorized     map[string]bool
 }
 
@@ -127,7 +128,22 @@ func (ts *testServer) serveConn(conn net.Conn, config *ssh.ServerConfig) {
 	if err != nil {
 		return
 	}
-	go ssh.DiscardRequests(reqs) // answers keepalives with "failure", as sshd does for unknown requests
+	ts.mu.Lock()
+	slow := ts.slowFirst
+	ts.mu.Unlock()
+	// Keepalives are answered with "failure", as sshd does for unknown
+	// requests; the first one late when slowFirst says so.
+	go func() {
+		for r := range reqs {
+			if slow > 0 {
+				time.Sleep(slow)
+				slow = 0
+			}
+			if r.WantReply {
+				_ = r.Reply(false, nil)
+			}
+		}
+	}()
 	for nc := range chans {
 		go ts.serveChannel(nc, conn)
 	}

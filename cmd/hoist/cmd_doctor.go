@@ -256,17 +256,8 @@ func linkRTT(t transport.Transport) time.Duration {
 	if d := s.RTT(); d > 0 {
 		return d
 	}
-	var best time.Duration
-	for range 3 {
-		d, err := s.Ping()
-		if err != nil {
-			break
-		}
-		if best == 0 || d < best {
-			best = d
-		}
-	}
-	return best
+	d, _ := s.RoundTrip(3)
+	return d
 }
 
 func isLocal(t transport.Transport) bool {
