@@ -14,6 +14,7 @@ import (
 
 	"github.com/hoistdev/hoist/e2e/sshd"
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/transport"
 )
 
 // BenchmarkHandoff measures, by the host's clock, the gap between the end
@@ -64,15 +65,39 @@ func BenchmarkHandoff(b *testing.B) {
 }
 
 // BenchmarkRunUncontended is one hoist run of `true` on a free lock over an
-// open connection: one exec (acquire, run, release) per operation.
+// open connection: one exec (acquire, run, release) per operation, next to
+// a bare exec of `true` on the same connection in the same iteration (the
+// floor: a session, sshd's fork, the login shell). run-ms is hoist's,
+// exec-ms the bare exec's, goal-ms 20 ms plus the connection's round trip.
 func BenchmarkRunUncontended(b *testing.B) {
 	h := sshd.Start(b, sshd.Options{})
 	l := newLock(b, h, filepath.Join(h.Dir, "store"))
+	ssh, ok := l.Host().Transport().(*transport.SSH)
+	if !ok {
+		b.Fatal("not an SSH transport")
+	}
+	rtt, err := ssh.RoundTrip(3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var run, bare time.Duration
 	for b.Loop() {
+		start := time.Now()
 		if res, err := l.Run(ctxT(b), []string{"true"}, lock.RunOptions{}); err != nil || res.Status != 0 {
 			b.Fatalf("%v %+v", err, res)
 		}
+		run += time.Since(start)
+		start = time.Now()
+		if st, err := ssh.Run(ctxT(b), transport.Request{Command: "true"}); err != nil || st != 0 {
+			b.Fatalf("exec true: %d %v", st, err)
+		}
+		bare += time.Since(start)
 	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / float64(time.Millisecond) }
+	b.ReportMetric(ms(run), "run-ms")
+	b.ReportMetric(ms(bare), "exec-ms")
+	b.ReportMetric(float64(20*time.Millisecond+rtt)/float64(time.Millisecond), "goal-ms")
+	b.ReportMetric(float64(run)/float64(bare), "x-exec")
 }
 
 // BenchmarkStatus is one read-only status over an open connection.
