@@ -549,3 +549,33 @@ func TestStoreOnBusybox(t *testing.T) {
 		t.Fatalf("gc on busybox: %s", r)
 	}
 }
+
+// TestPushWithoutSHA256Tool: a host with none of the tools that verify an
+// upload (openssl, sha256sum, shasum) refuses the push with a clear error
+// before anything is uploaded, and keeps nothing on the host.
+func TestPushWithoutSHA256Tool(t *testing.T) {
+	if !isRoot() {
+		t.Skip("needs root, to hide the host's tools (a mount namespace): run make test as root (CI does)")
+	}
+	t.Parallel()
+	var hide []string
+	for _, tool := range []string{"openssl", "sha256sum", "shasum"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			hide = append(hide, p)
+		}
+	}
+	h := sshd.Start(t, sshd.Options{Hide: hide})
+	root := filepath.Join(h.Dir, "store")
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newCLI(t, h, root).run("push", src)
+	if r.code != 1 || !strings.Contains(r.stderr, "could not verify the upload") || !strings.Contains(r.stderr, "install openssl or coreutils") ||
+		strings.Contains(r.stderr, "uploading") {
+		t.Fatalf("push to a host without a SHA-256 tool: %s", r)
+	}
+	if runtimes, stages := runtimesIn(t, root); len(runtimes) != 0 || len(stages) != 0 {
+		t.Errorf("left runtimes %v and stages %v", runtimes, stages)
+	}
+}

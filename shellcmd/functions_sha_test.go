@@ -13,7 +13,9 @@ import (
 // TestShSHA256Tools: h_sha256 picks the fastest tool the host has (openssl,
 // then sha256sum, GNU or busybox) and gives the same digest with each; a
 // host with none of them has no tool (h_shatool fails, push says nosha256);
-// one that is there but fails is passed over.
+// one that is there but fails is passed over. Both ways: probed first
+// (h_shatool), and tried on the file itself (h_sha256 alone, as a
+// promotion does).
 // PATH holds only the tool under test (and printf), as links in a
 // directory of its own.
 func TestShSHA256Tools(t *testing.T) {
@@ -71,13 +73,24 @@ func TestShSHA256Tools(t *testing.T) {
 				}
 				r := fnRun{fns: []string{"h_shatool", "h_sha256"}, vars: map[string]string{"h_f": file},
 					defs: "PATH=" + dir,
-					call: fnlCall(`h_shatool && h_got=$(h_sha256 "$h_f")`, "h_shacmd", "h_got")}.do(t, sh, root)
+					call: fnlCall(`h_direct=
+h_sha256 "$h_f" >"$h_f.sum"
+h_direct=$?:$h_shacmd
+{ IFS= read -r h_got2 <"$h_f.sum"; } 2>/dev/null
+h_shacmd=
+h_shatool && h_got=$(h_sha256 "$h_f")`, "h_shacmd", "h_got", "h_direct", "h_got2")}.do(t, sh, root)
 				v, _ := fnlShown(r)
 				if name == "none" {
 					if r.rc == 0 {
 						t.Errorf("%s: h_shatool found %q on a PATH without any tool", sh[0], v["h_shacmd"])
 					}
+					if v["h_direct"] != "3:" {
+						t.Errorf("%s: h_sha256 alone on a PATH without any tool: status:tool %q, want 3:", sh[0], v["h_direct"])
+					}
 					return
+				}
+				if v["h_direct"] != "0:"+v["h_shacmd"] || v["h_got2"] != want {
+					t.Errorf("%s: with %s, h_sha256 alone: status:tool %q, digest %q; want 0:%s, %q", sh[0], name, v["h_direct"], v["h_got2"], v["h_shacmd"], want)
 				}
 				if r.rc != 0 || v["h_got"] != want {
 					t.Errorf("%s: with %s, h_shatool %d, tool %q, digest %q, want %q", sh[0], name, r.rc, v["h_shacmd"], v["h_got"], want)

@@ -29,6 +29,11 @@ h_op_pushcheck() {
 		h_release_say
 		rm -rf "$h_scr"
 	fi
+	# A host that could not verify the upload is told before it is sent.
+	if ! h_shaany; then
+		h_nosha
+		return
+	fi
 	# The archive and the tree unpacked from it, side by side.
 	h_room "$h_store" $((2 * h_size + h_entries * 4608)) || return
 	h_stage=$h_store/.stage-$h_stok
@@ -258,8 +263,8 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	if ! h_shatool; then
-		h_say ERROR nosha256 "no working openssl, sha256sum, shasum or sha256 on the host"
+	if ! h_shaany; then
+		h_nosha
 		h_rmtree "$h_stage"
 		return
 	fi
@@ -282,9 +287,12 @@ h_op_promote() {
 	h_e=$(cd "$h_stage" && umask 0 && tar -xof artifact.tar 2>&1 && h_modes 2>&1)
 	h_ux=$?
 	wait "$h_sp"
+	h_shst=$?
 	h_got=
 	{ IFS= read -r h_got <"$h_stage/sum"; } 2>/dev/null
-	if [ -z "$h_got" ]; then
+	if [ "$h_shst" -eq 3 ]; then
+		h_nosha "none of those there works"
+	elif [ -z "$h_got" ]; then
 		# The tool is there, so the digest could not be written: the
 		# stage's disk is full, which tar says too.
 		h_say ERROR unpack "$(h_oneline "${h_e:-cannot write the digest in the stage (disk full?)}")"

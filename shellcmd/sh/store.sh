@@ -160,19 +160,56 @@ h_shatool() {
 	[ -z "$h_shacmd" ] || return 0
 	for h_shacmd in openssl sha256sum shasum sha256; do
 		command -v "$h_shacmd" >/dev/null 2>&1 &&
-			[ "$(h_sha256 /dev/null)" = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 ] &&
+			[ "$(h_shaof /dev/null)" = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 ] &&
 			return 0
 	done
 	h_shacmd=
 	return 1
 }
 
-# h_sha256 FILE: the file's SHA-256 in hex, by the fastest tool the host has
-# (h_shatool): openssl dgst uses the CPU's SHA instructions, which coreutils'
-# sha256sum does not (256 MiB: 0.26 s against 1.7 s on a machine that has
-# them); then sha256sum (GNU, busybox), shasum, BSD's sha256.
+# h_shaany: the host has one of the SHA-256 tools at all (builtins only:
+# whether it works shows when it is used).
+h_shaany() {
+	for h_x in openssl sha256sum shasum sha256; do
+		command -v "$h_x" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+
+# h_nosha [WHY]: says that the host cannot verify an upload, and what to do.
+h_nosha() {
+	h_say ERROR nosha256 "no openssl, sha256sum, shasum or sha256 on the host${1:+ ($1)}: install openssl or coreutils there"
+}
+
+# h_sha256 FILE: the file's SHA-256 in hex, by the fastest tool the host has:
+# openssl dgst uses the CPU's SHA instructions, which coreutils' sha256sum
+# does not (256 MiB: 0.26 s against 1.7 s on a machine that has them); then
+# sha256sum (GNU, busybox), shasum, BSD's sha256. The tool h_shatool chose,
+# or, when none was chosen yet, the first in that order whose answer for
+# FILE is a digest: a working tool then costs no trial run, a broken one a
+# run on FILE. Returns 3 when no tool gives one.
 h_sha256() {
-	[ -n "$h_shacmd" ] || h_shatool || return 1
+	if [ -n "$h_shacmd" ]; then
+		h_shaof "$1"
+		return
+	fi
+	for h_shacmd in openssl sha256sum shasum sha256; do
+		command -v "$h_shacmd" >/dev/null 2>&1 || continue
+		h_h=$(h_shaof "$1")
+		case $h_h in
+		*[!0-9a-f]*) ;;
+		????????????????????????????????????????????????????????????????)
+			printf '%s' "$h_h"
+			return
+			;;
+		esac
+	done
+	h_shacmd=
+	return 3
+}
+
+# h_shaof FILE: what the chosen tool (h_shacmd) says FILE's SHA-256 is.
+h_shaof() {
 	case $h_shacmd in
 	openssl) openssl dgst -sha256 -r "$1" ;;
 	sha256sum) sha256sum "$1" ;;
