@@ -108,6 +108,11 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	p.Window = transport.Window
 	p.Want = a.shareable()
 	res := &PushResult{ID: a.ID()}
+	// The upload's first stream opens while the first command runs; it is
+	// closed unused when the runtime is there already.
+	if pr, ok := up.(transport.Preparer); ok {
+		defer pr.Prepare()()
+	}
 
 	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), opts.Events, opts.Stop)
 	res.Execs++

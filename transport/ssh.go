@@ -164,6 +164,7 @@ type SSH struct {
 	mu       sync.Mutex
 	lostWhy  error // why the connection was closed by us, for Run's errors
 	lostOnce sync.Once
+	spare    chan spareStream // an upload's first stream, opened ahead (Prepare)
 }
 
 var _ Transport = (*SSH)(nil)

@@ -36,6 +36,7 @@ type testServer struct {
 	refuseExec     bool          // reply false to "exec"
 	slowFirst      time.Duration // answer a connection's first global request this late
 	active, peak   int           // concurrent "block" commands
+	sftps, sftpNow int           // SFTP sessions served, and serving now
 	authorized     map[string]bool
 }
 
@@ -198,7 +199,14 @@ func (ts *testServer) serveChannel(nc ssh.NewChannel, conn net.Conn) {
 	case cmd := <-cmds:
 		es.run(cmd)
 	case <-sftpReq:
+		ts.mu.Lock()
+		ts.sftps++
+		ts.sftpNow++
+		ts.mu.Unlock()
 		es.serveSFTP()
+		ts.mu.Lock()
+		ts.sftpNow--
+		ts.mu.Unlock()
 	case <-es.closed:
 		ch.Close()
 	}

@@ -30,6 +30,16 @@ type Uploader interface {
 	Upload(ctx context.Context, path string, r io.Reader, o UploadOptions) (int64, error)
 }
 
+// Preparer is an [Uploader] that can open the first stream of an upload
+// ahead of it, while the command that decides on the upload runs: the
+// stream's round trips then overlap that command's.
+type Preparer interface {
+	// Prepare starts opening a stream, in the background, for the next
+	// Upload to take. The function it returns closes the stream if no
+	// Upload took it; it does not wait.
+	Prepare() (discard func())
+}
+
 // UploadOptions say how [Uploader.Upload] writes.
 type UploadOptions struct {
 	// Existing writes into the file at the path, which exists: r's bytes
@@ -115,7 +125,8 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 		}
 	})
 	defer stop()
-	// The channels open at once, each a few round trips.
+	// The channels open at once, each a few round trips; the first may be
+	// open already (Prepare).
 	opened := make([]*sftp.Client, streams)
 	errs := make([]error, streams)
 	var wg sync.WaitGroup
@@ -123,6 +134,11 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if i == 0 {
+				if opened[0] = s.takeSpare(ctx); opened[0] != nil {
+					return
+				}
+			}
 			opened[i], errs[i] = s.SFTP()
 		}()
 	}
@@ -191,6 +207,68 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 		err = UnknownOutcome(s.explain(err))
 	}
 	return n, err
+}
+
+// spareStream is a stream Prepare opened, or why it could not.
+type spareStream struct {
+	c   *sftp.Client
+	err error
+}
+
+// Prepare implements [Preparer]: it opens an SFTP channel in the
+// background, which the next Upload takes as its first stream. A push opens
+// it while its first host command runs, which saves the channel's three
+// round trips (the channel, the subsystem, SFTP's version exchange).
+func (s *SSH) Prepare() (discard func()) {
+	ch := make(chan spareStream, 1)
+	go func() {
+		c, err := s.SFTP()
+		ch <- spareStream{c, err}
+	}()
+	s.mu.Lock()
+	old := s.spare
+	s.spare = ch
+	s.mu.Unlock()
+	if old != nil {
+		go closeSpare(old)
+	}
+	return func() {
+		s.mu.Lock()
+		mine := s.spare == ch
+		if mine {
+			s.spare = nil
+		}
+		s.mu.Unlock()
+		if mine {
+			go closeSpare(ch)
+		}
+	}
+}
+
+// takeSpare is the stream Prepare opened, once it is open, or nil when
+// there is none, it failed, or ctx ended first (it is closed then).
+func (s *SSH) takeSpare(ctx context.Context) *sftp.Client {
+	s.mu.Lock()
+	ch := s.spare
+	s.spare = nil
+	s.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case sp := <-ch:
+		return sp.c
+	case <-ctx.Done():
+		go closeSpare(ch)
+		return nil
+	}
+}
+
+// closeSpare closes a prepared stream once its opening is over.
+func closeSpare(ch chan spareStream) {
+	if sp := <-ch; sp.c != nil {
+		sp.c.Close()
+	}
 }
 
 // openUpload opens the upload's file: a new one, exclusively, or the one

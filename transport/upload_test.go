@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // modeAtFirstRead records the mode of file when the upload first reads its
@@ -122,5 +123,45 @@ func TestUploadStreamsAndOffset(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUploadTakesThePreparedStream: the stream Prepare opened is the
+// upload's first (one channel fewer to open), and one no upload took is
+// closed by the function Prepare returned.
+func TestUploadTakesThePreparedStream(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	s := dialTest(t, ts.clientConfig(t))
+	sftps := func() (served, now int) {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		return ts.sftps, ts.sftpNow
+	}
+	discard := s.Prepare()
+	data := pattern(2*ChunkSize+7, 'p')
+	file := filepath.Join(t.TempDir(), "artifact.tar")
+	n, err := s.Upload(runCtx(t), file, bytes.NewReader(data), UploadOptions{Streams: 2})
+	discard() // the upload took it: nothing to close
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("Upload: %d, %v", n, err)
+	}
+	if got, _ := os.ReadFile(file); !bytes.Equal(got, data) {
+		t.Fatalf("contents differ (%d bytes)", len(got))
+	}
+	if served, _ := sftps(); served != 2 {
+		t.Errorf("a prepared upload of 2 streams opened %d SFTP sessions, want 2", served)
+	}
+	s.Prepare()()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		served, now := sftps()
+		if served == 3 && now == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a prepared stream no upload took: %d SFTP sessions served, %d still open; want 3 and 0", served, now)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
