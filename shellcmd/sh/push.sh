@@ -307,16 +307,16 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	rm -f "$h_stage/artifact.tar"
-	rm -rf "$h_stage/pool"
+	rm -rf "$h_stage/artifact.tar" "$h_stage/pool"
 	if ! h_take; then
 		h_rmtree "$h_stage"
 		return
 	fi
 	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
 	h_release_say
-	h_rmtree "$h_stage"
-	rm -rf "$h_scr"
+	# A stage whose tree was promoted holds only files.
+	if [ -d "$h_stage/tree" ]; then h_rmtree "$h_stage"; fi
+	rm -rf "$h_stage" "$h_scr"
 }
 
 # h_modes: in the stage, gives directories their real modes. They were
@@ -344,7 +344,7 @@ h_promote() {
 	fi
 	h_collides && return 1
 	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
-		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\n' "$h_name" "$h_size" "$(date +%s)" "$h_digest" >"$h_store/.meta/.$h_id-$h_me" ||
+		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" >"$h_store/.meta/.$h_id-$h_me" ||
 		! mv -f "$h_store/.meta/.$h_id-$h_me" "$h_store/.meta/$h_id"; then
 		rm -f "$h_store/.meta/.$h_id-$h_me"
 		h_say ERROR promote "cannot mark $h_id verified (disk full?)"

@@ -142,13 +142,21 @@ h_activate() {
 }
 
 # h_history ACTION FROM TO: appends one line to <root>/history, under the
-# lock, so lines never interleave: when, ACTION, FROM, TO, and who (the
-# client's part of the lock record, which has no spaces of its own). The log
-# only grows; a path there that is not a plain file is left alone.
+# lock, so lines never interleave: when (the lock was taken, h_since, just
+# before), ACTION, FROM, TO, and who (the client's part of the lock record,
+# its spaces made commas). The log only grows; a path there that is not a
+# plain file is left alone.
 h_history() {
 	h_hf=$h_root/history
 	if [ -L "$h_hf" ] || { [ -e "$h_hf" ] && [ ! -f "$h_hf" ]; }; then return 0; fi
-	printf '%s %s %s %s %s\n' "$(date +%s)" "$1" "$2" "$3" "$(printf '%s' "$h_rec" | tr ' ' ',')" >>"$h_hf" 2>/dev/null
+	h_w=$h_rec h_who=
+	while :; do
+		case $h_w in
+		*' '*) h_who=$h_who${h_w%% *}, h_w=${h_w#* } ;;
+		*) break ;;
+		esac
+	done
+	printf '%s %s %s %s %s\n' "${h_since:-$(date +%s)}" "$1" "$2" "$3" "$h_who$h_w" >>"$h_hf" 2>/dev/null
 	return 0
 }
 
