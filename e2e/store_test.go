@@ -579,3 +579,28 @@ func TestPushWithoutSHA256Tool(t *testing.T) {
 		t.Errorf("left runtimes %v and stages %v", runtimes, stages)
 	}
 }
+
+// TestPushOneSessionAtATime: a host whose sshd allows one session per
+// connection (MaxSessions 1) takes fresh pushes and re-pushes: the stream
+// a push opens while its first command runs is refused there, never the
+// command.
+func TestPushOneSessionAtATime(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{MaxSessions: 1})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	for i := range 4 {
+		src := t.TempDir()
+		if err := os.WriteFile(filepath.Join(src, "f"), []byte(strings.Repeat("x", i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, what := range []string{"fresh push", "re-push"} {
+			if r := c.run("push", src, "--activate"); r.code != 0 {
+				t.Fatalf("%s %d to a host with MaxSessions 1: %s", what, i, r)
+			}
+		}
+	}
+	if runtimes, stages := runtimesIn(t, root); len(runtimes) != 4 || len(stages) != 0 {
+		t.Errorf("runtimes %v, stages %v; want 4 and none", runtimes, stages)
+	}
+}

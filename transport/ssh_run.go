@@ -50,7 +50,7 @@ func (s *SSH) Run(ctx context.Context, req Request) (int, error) {
 	}
 	release := func() { <-s.sessions }
 
-	sess, err := s.client.NewSession()
+	sess, err := whileFull(ctx, s.client.NewSession)
 	if err != nil {
 		release()
 		return 0, NotStarted(s.explain(err))

@@ -98,6 +98,33 @@ func TestSSHRunSessionOpenRefusedIsNotStarted(t *testing.T) {
 	}
 }
 
+// A host that has as many sessions open as it allows (sshd's MaxSessions)
+// is asked again for a moment, by Run and by SFTP: the place of a session
+// that just closed is free once the host has reaped it.
+func TestSSHSessionsFullIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, func(ts *testServer) { ts.fullSessions = 3 })
+	s := dialTest(t, ts.clientConfig(t))
+	if st, err := s.Run(runCtx(t), Request{Command: "exit 0"}); err != nil || st != 0 {
+		t.Fatalf("Run past 3 refusals: %d, %v", st, err)
+	}
+	ts.mu.Lock()
+	ts.fullSessions = 2
+	ts.mu.Unlock()
+	c, err := s.SFTP()
+	if err != nil {
+		t.Fatalf("SFTP past 2 refusals: %v", err)
+	}
+	c.Close()
+	// A host that stays full: Run gives up, nothing started.
+	ts.mu.Lock()
+	ts.fullSessions = 1000
+	ts.mu.Unlock()
+	if _, err := s.Run(runCtx(t), Request{Command: "exit 0"}); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("Run on a host that stays full: %v, want ErrNotStarted", err)
+	}
+}
+
 func TestSSHRunExecRefusedIsNotStarted(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, func(ts *testServer) { ts.refuseExec = true })

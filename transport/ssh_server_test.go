@@ -33,6 +33,7 @@ type testServer struct {
 	accepted       int
 	dropFirst      int           // close this many connections before the banner
 	refuseSessions bool          // reject "session" channel opens
+	fullSessions   int           // reject this many "session" opens as sshd does past MaxSessions
 	refuseExec     bool          // reply false to "exec"
 	slowFirst      time.Duration // answer a connection's first global request this late
 	active, peak   int           // concurrent "block" commands
@@ -153,9 +154,17 @@ func (ts *testServer) serveConn(conn net.Conn, config *ssh.ServerConfig) {
 func (ts *testServer) serveChannel(nc ssh.NewChannel, conn net.Conn) {
 	ts.mu.Lock()
 	refuse, refuseExec := ts.refuseSessions, ts.refuseExec
+	full := ts.fullSessions > 0
+	if full {
+		ts.fullSessions--
+	}
 	ts.mu.Unlock()
 	if refuse || nc.ChannelType() != "session" {
 		_ = nc.Reject(ssh.Prohibited, "no sessions here")
+		return
+	}
+	if full {
+		_ = nc.Reject(ssh.ConnectionFailed, "open failed")
 		return
 	}
 	ch, reqs, err := nc.Accept()

@@ -139,7 +139,9 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 					return
 				}
 			}
-			opened[i], errs[i] = s.SFTP()
+			// Only the first waits for a host whose sessions are
+			// full: the upload goes on with the streams there are.
+			opened[i], errs[i] = s.openSFTP(ctx, i == 0)
 		}()
 	}
 	wg.Wait()
@@ -222,7 +224,7 @@ type spareStream struct {
 func (s *SSH) Prepare() (discard func()) {
 	ch := make(chan spareStream, 1)
 	go func() {
-		c, err := s.SFTP()
+		c, err := s.openSFTP(context.Background(), false)
 		ch <- spareStream{c, err}
 	}()
 	s.mu.Lock()

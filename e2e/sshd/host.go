@@ -44,6 +44,9 @@ type Options struct {
 	// mount in the host's own mount namespace), and a shell looking for
 	// it finds none.
 	Hide []string
+	// MaxSessions is sshd's MaxSessions: the sessions (commands, SFTP)
+	// one connection may have open at once; 0 means 64.
+	MaxSessions int
 }
 
 // Host is a running sshd on 127.0.0.1. Its exported fields are read-only.

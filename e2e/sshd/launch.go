@@ -1,6 +1,7 @@
 package sshd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,7 +88,7 @@ func (h *Host) sshdConfig() string {
 		"PermitRootLogin no",
 		"Subsystem sftp internal-sftp",
 		"MaxStartups 200",
-		"MaxSessions 64",
+		"MaxSessions " + strconv.Itoa(cmp.Or(h.opts.MaxSessions, 64)),
 		"LogLevel VERBOSE",
 		"PrintMotd no",
 		"PrintLastLog no",
