@@ -43,6 +43,7 @@ func (l *Lock) waiting(ctx context.Context, call remote.Call, ev Events, stop <-
 		}()
 	}
 	call.Stdin = ctl.r
+	call.Opened = ev.Opened
 	call.OnVerdict = func(v shellcmd.Verdict) {
 		if also != nil {
 			also(v, ctl)

@@ -74,6 +74,10 @@ type Events struct {
 	Confirm func(token string) error
 	// Started is called when a command run under the lock has started.
 	Started func()
+	// Opened is called once the host command has its session on the host,
+	// before its fragment is sent: what should overlap the command (a
+	// push's first SFTP channel) can start then.
+	Opened func()
 }
 
 // Held is a lock acquired for a manual hold.

@@ -64,6 +64,9 @@ type Call struct {
 	Stdout, Stderr io.Writer
 	// OnVerdict, when set, is called for each verdict as it arrives.
 	OnVerdict func(shellcmd.Verdict)
+	// Opened, when set, is called once the command has its session on the
+	// host, before the fragment is sent (transport.Request.Opened).
+	Opened func()
 }
 
 // Reply is what a fragment that ran to completion said.
@@ -141,6 +144,7 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 		Stdin:   in,
 		Stdout:  dm,
 		Stderr:  stderr,
+		Opened:  c.Opened,
 	})
 	derr := dm.Close()
 	vmu.Lock()

@@ -108,13 +108,23 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	p.Window = transport.Window
 	p.Want = a.shareable()
 	res := &PushResult{ID: a.ID()}
-	// The upload's first stream opens while the first command runs; it is
-	// closed unused when the runtime is there already.
+	// The upload's first stream opens while the first command runs, once
+	// that command has its session (a host that allows one session at a
+	// time then refuses the stream, not the command); it is closed unused
+	// when the runtime is there already.
+	ev := opts.Events
+	discard := func() {}
 	if pr, ok := up.(transport.Preparer); ok {
-		defer pr.Prepare()()
+		ev.Opened = func() {
+			discard = pr.Prepare()
+			if opts.Events.Opened != nil {
+				opts.Events.Opened()
+			}
+		}
 	}
+	defer func() { discard() }()
 
-	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), opts.Events, opts.Stop)
+	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), ev, opts.Stop)
 	res.Execs++
 	if err != nil {
 		return res, err

@@ -35,6 +35,9 @@ func (l *Local) Run(ctx context.Context, req Request) (int, error) {
 	}
 	cmd := exec.Command(shell, "-c", req.Command)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if req.Opened != nil {
+		req.Opened()
+	}
 
 	// Pipes we own, so that cancelling can close our ends without waiting
 	// for the process, just as a dropped SSH channel would.

@@ -55,6 +55,9 @@ func (s *SSH) Run(ctx context.Context, req Request) (int, error) {
 		release()
 		return 0, NotStarted(s.explain(err))
 	}
+	if req.Opened != nil {
+		req.Opened()
+	}
 	// Our own stdin pipe: x/crypto would send EOF at once for a nil Stdin,
 	// and the host side relies on EOF to notice that its client went away.
 	stdin, err := sess.StdinPipe()

@@ -48,6 +48,9 @@ type Request struct {
 	Stdin io.Reader
 	// Stdout and Stderr receive the command's output; nil discards it.
 	Stdout, Stderr io.Writer
+	// Opened, when set, is called once the command has a session on the
+	// host (over SSH: the channel is open; the command is not sent yet).
+	Opened func()
 }
 
 // Transport runs commands on one host. Implementations are safe for
