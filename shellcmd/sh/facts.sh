@@ -7,8 +7,11 @@
 # this shell. Anything that cannot be read stays "-", and an unknown fact
 # never makes a lock stealable.
 h_mach=- h_bootid=- h_pidns=- h_init=-
+# The host name as uname -n gives it, from /proc where Linux has it (no
+# process to start).
 if { IFS= read -r h_x </etc/machine-id || IFS= read -r h_x </var/lib/dbus/machine-id; } 2>/dev/null; then
-	h_y=$(uname -n 2>/dev/null) && h_mach=$h_x:$h_y
+	{ IFS= read -r h_y </proc/sys/kernel/hostname; } 2>/dev/null || h_y=$(uname -n 2>/dev/null) || h_y=
+	[ -z "$h_y" ] || h_mach=$h_x:$h_y
 fi
 { IFS= read -r h_bootid </proc/sys/kernel/random/boot_id; } 2>/dev/null || h_bootid=-
 if { IFS= read -r h_x </proc/self/stat; } 2>/dev/null && [ "${h_x%% *}" = "$$" ]; then
@@ -42,8 +45,22 @@ fi
 # longest the rule "poll at 100 ms or less" allows.
 h_nap=1
 if sleep 0.01 2>/dev/null; then h_nap=0.1; fi
-# The login's uid: the store's directories must be its own or root's.
-h_uid=$(id -u 2>/dev/null)
+# The login's uid (effective, as id -u prints it): the store's directories
+# must be its own or root's. Linux's /proc says it without a process.
+h_uid=
+if [ -r /proc/self/status ]; then
+	while IFS= read -r h_x; do
+		case $h_x in
+		Uid:*)
+			# shellcheck disable=SC2086 # "Uid:" real effective saved fs, split on purpose
+			set -- $h_x
+			h_uid=$3
+			break
+			;;
+		esac
+	done </proc/self/status
+fi
+[ -n "$h_uid" ] || h_uid=$(id -u 2>/dev/null)
 case $h_uid in '' | *[!0-9]*) h_uid=- ;; esac
 h_home=$HOME
 h_say FACTS "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_stat" "$h_nap" "$h_uid" "${h_home:--}"
