@@ -19,7 +19,9 @@ var errTransportClosed = errors.New("transport closed")
 //
 // Errors wrapping ErrNotStarted (nothing ran): ctx ended before the command
 // was sent; the session could not be opened (connection closed or lost,
-// channel refused); the host refused the exec request.
+// channel refused; a host whose sessions are full, sshd's MaxSessions, is
+// asked again for about a second first); the host refused the exec
+// request.
 //
 // Errors wrapping ErrUnknownOutcome: ctx ended while the command ran (the
 // error wraps ctx.Err() too; the session is closed, no signal is sent);
