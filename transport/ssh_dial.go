@@ -68,7 +68,7 @@ func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, 
 	}
 	// A variable of its own, not a result: the AfterFunc below may read
 	// it while this function returns.
-	conn := &activityConn{Conn: raw}
+	conn := newActivityConn(raw)
 	check := newHostKeyCheck(cfg, kh, addr)
 	config := &ssh.ClientConfig{
 		User:              t.user,

@@ -8,15 +8,24 @@ import (
 )
 
 // activityConn counts the bytes received, so that the keepalive can tell a
-// busy link from a dead one.
+// busy link from a dead one, and acknowledges them at once where it can
+// (ack, from quickAcker).
 type activityConn struct {
 	net.Conn
 	received atomic.Uint64
+	ack      func()
+}
+
+func newActivityConn(c net.Conn) *activityConn {
+	return &activityConn{Conn: c, ack: quickAcker(c)}
 }
 
 func (c *activityConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.received.Add(uint64(n))
+	if n > 0 && c.ack != nil {
+		c.ack()
+	}
 	return n, err
 }
 
