@@ -140,7 +140,10 @@ func readNanos(b *testing.B, p string) int64 {
 // status` (a new process: connect, authenticate, one host command) next to
 // OpenSSH's `ssh host true`, both through a proxy adding 25 ms each way,
 // measured in the same iteration: wall time over the round-trip time, the
-// TCP connect included (1). x-ssh is hoist's count over ssh's.
+// TCP connect included (1). x-ssh is hoist's count over ssh's. The same
+// two, straight to sshd on loopback, give direct-ms: there the round trips
+// cost nothing and what is left is each client's own time, delayed
+// acknowledgements included.
 func BenchmarkColdRoundTrips(b *testing.B) {
 	const oneWay = 25 * time.Millisecond
 	h := sshd.Start(b, sshd.Options{})
@@ -149,23 +152,35 @@ func BenchmarkColdRoundTrips(b *testing.B) {
 	_, port, _ := net.SplitHostPort(p.Addr)
 	c := newCLI(b, h, filepath.Join(h.Dir, "store"))
 	c.flags = cliFlags(b, h, p.Addr, filepath.Join(h.Dir, "store"))
+	direct := newCLI(b, h, filepath.Join(h.Dir, "store"))
 	rtt := float64(2 * oneWay)
-	var ssh, hoist time.Duration
-	for b.Loop() {
+	var ssh, hoist, sshDirect, hoistDirect time.Duration
+	timeSSH := func(port, kh string) time.Duration {
 		cmd := exec.Command("ssh", "-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "UserKnownHostsFile="+kh,
 			"-o", "IdentitiesOnly=yes", "-p", port, h.User+"@127.0.0.1", "true")
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("ssh: %v %s", err, out)
 		}
-		ssh += time.Since(start)
-		start = time.Now()
+		return time.Since(start)
+	}
+	timeHoist := func(c *cli) time.Duration {
+		start := time.Now()
 		if r := c.run("lock", "status"); r.code != 0 {
 			b.Fatalf("hoist lock status: %s", r)
 		}
-		hoist += time.Since(start)
+		return time.Since(start)
+	}
+	for b.Loop() {
+		ssh += timeSSH(port, kh)
+		hoist += timeHoist(c)
+		sshDirect += timeSSH(strconv.Itoa(h.Port), h.KnownHosts)
+		hoistDirect += timeHoist(direct)
 	}
 	b.ReportMetric(float64(hoist)/float64(b.N)/rtt, "hoist-rtts")
 	b.ReportMetric(float64(ssh)/float64(b.N)/rtt, "ssh-rtts")
 	b.ReportMetric(float64(hoist)/float64(ssh), "x-ssh")
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / float64(time.Millisecond) }
+	b.ReportMetric(ms(hoistDirect), "hoist-direct-ms")
+	b.ReportMetric(ms(sshDirect), "ssh-direct-ms")
 }
