@@ -1,11 +1,13 @@
 package shellcmd
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -304,4 +306,53 @@ func TestShNames(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestShLsMode: h_lsmode reads from ls -ldn's line what stat says: the
+// owner, the type, and the mode in octal as stat's %a writes it.
+func TestShLsMode(t *testing.T) {
+	modes := []uint32{0o755, 0o700, 0o1777, 0o2775, 0o777, 0o4755, 0o3770, 0o1000, 0o7777, 0o0, 0o6711, 0o1754}
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		dir := t.TempDir()
+		var paths []string
+		for i, m := range modes {
+			p := filepath.Join(dir, fmt.Sprintf("d%d", i))
+			if err := os.Mkdir(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Chmod(p, m); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+		file, link := filepath.Join(dir, "f"), filepath.Join(dir, "l")
+		if err := os.WriteFile(file, nil, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(file, link); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, file, link)
+		var call strings.Builder
+		for i, p := range paths {
+			fmt.Fprintf(&call, "h_lsmode $(LC_ALL=C ls -ldn '%s')\nh_got%d=\"$h_lu $h_lm $h_lt\"\n", p, i)
+		}
+		var names []string
+		for i := range paths {
+			names = append(names, fmt.Sprintf("h_got%d", i))
+		}
+		r := fnRun{fns: []string{"h_lsmode"}, call: fnlCall(call.String(), names...)}.do(t, sh, root)
+		v, _ := fnlShown(r)
+		for i, p := range paths {
+			out, err := exec.Command("stat", "-c", "%u %a %F", p).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Fields(string(out))
+			kind := map[string]string{"directory": "directory", "symbolic": "symbolic", "regular": "other"}[f[2]]
+			if want := f[0] + " " + f[1] + " " + kind; v[names[i]] != want {
+				t.Errorf("%s: %s: h_lsmode says %q, stat %q", sh[0], filepath.Base(p), v[names[i]], want)
+			}
+		}
+	})
 }

@@ -43,36 +43,84 @@ h_paths() {
 		fi
 	done
 	[ $# -gt 0 ] || return 0
-	# One stat for all of them: "uid mode type", one line each, in order.
-	case $h_stat in
-	gnu) h_sl=$(stat -c '%u %a %F' "$@" 2>/dev/null) ;;
-	bsd) h_sl=$(stat -f '%u %Lp %HT' "$@" 2>/dev/null) ;;
-	*) false ;;
-	esac || h_sl=
-	h_sl="$h_sl
-"
-	# An ACL can let others write where the mode bits say they cannot,
-	# and hoist cannot read one everywhere: ls marks it with "+", and such
-	# a directory is refused.
-	case "$h_nl$(ls -ld "$@" 2>/dev/null)" in
-	*"$h_nl"??????????+*)
-		for h_p in "$@"; do
-			case $(ls -ld "$h_p" 2>/dev/null) in
-			??????????+*)
-				h_say ERROR path acl "$(h_oneline "$h_p")"
-				return 1
-				;;
-			esac
-		done
-		;;
-	esac
+	# One ls for all of them (POSIX's long format, numeric ids): each
+	# line is found by its end, " PATH" (ls sorts its operands; a
+	# symlink's line would end with its target, but symlinks are refused
+	# first). A path ls writes otherwise (a newline or another character
+	# it escapes) gets an ls of its own, whose first line starts with what
+	# is needed. A path without a line is not a pass.
 	for h_p in "$@"; do
-		h_l=${h_sl%%"$h_nl"*} h_sl=${h_sl#*"$h_nl"}
-		# shellcheck disable=SC2086 # stat's fields, split on purpose
-		h_pathok "$h_p" $h_l || {
+		if [ -L "$h_p" ]; then
+			h_say ERROR path symlink "$(h_oneline "$h_p")"
+			return 1
+		fi
+	done
+	h_sl=$(LC_ALL=C ls -ldn "$@" 2>/dev/null)
+	for h_p in "$@"; do
+		h_l=
+		case "$h_nl$h_sl$h_nl" in
+		*"$h_nl"*" $h_p$h_nl"*)
+			h_l=${h_sl%%" $h_p$h_nl"*}
+			[ "$h_l" != "$h_sl" ] || h_l=${h_sl%" $h_p"}
+			h_l=${h_l##*"$h_nl"}
+			;;
+		*)
+			h_l=$(LC_ALL=C ls -ldn "$h_p" 2>/dev/null)
+			h_l=${h_l%%"$h_nl"*}
+			;;
+		esac
+		# An ACL can let others write where the mode bits say they
+		# cannot, and hoist cannot read one everywhere: ls marks it with
+		# "+", and such a directory is refused.
+		case $h_l in
+		??????????+*)
+			h_say ERROR path acl "$(h_oneline "$h_p")"
+			return 1
+			;;
+		esac
+		# shellcheck disable=SC2086 # ls's fields, split on purpose
+		h_lsmode $h_l
+		h_pathok "$h_p" "$h_lu" "$h_lm" "$h_lt" || {
 			h_say ERROR path "$h_why" "$(h_oneline "$h_p")"
 			return 1
 		}
+	done
+}
+
+# h_lsmode MODE LINKS UID ...: from the start of an ls -ln line, the owner
+# (h_lu), the type (h_lt: directory, symbolic, other) and the permission
+# bits in octal as stat's %a writes them (h_lm: 755, 1777, 2775). Empty
+# when the line is not one.
+h_lsmode() {
+	h_lu= h_lm= h_lt=
+	[ $# -ge 3 ] || return 0
+	case $1 in
+	d?????????*) h_lt=directory ;;
+	l?????????*) h_lt=symbolic ;;
+	??????????*) h_lt=other ;;
+	*) return 0 ;;
+	esac
+	case $3 in '' | *[!0-9]*) return 0 ;; esac
+	h_lu=$3
+	h_ms=0 h_mu=0 h_mg=0 h_mo=0
+	case $1 in ?r*) h_mu=4 ;; esac
+	case $1 in ??w*) h_mu=$((h_mu + 2)) ;; esac
+	case $1 in ???[xs]*) h_mu=$((h_mu + 1)) ;; esac
+	case $1 in ???[sS]*) h_ms=4 ;; esac
+	case $1 in ????r*) h_mg=4 ;; esac
+	case $1 in ?????w*) h_mg=$((h_mg + 2)) ;; esac
+	case $1 in ??????[xs]*) h_mg=$((h_mg + 1)) ;; esac
+	case $1 in ??????[sS]*) h_ms=$((h_ms + 2)) ;; esac
+	case $1 in ???????r*) h_mo=4 ;; esac
+	case $1 in ????????w*) h_mo=$((h_mo + 2)) ;; esac
+	case $1 in ?????????[xt]*) h_mo=$((h_mo + 1)) ;; esac
+	case $1 in ?????????[tT]*) h_ms=$((h_ms + 1)) ;; esac
+	h_lm=$h_ms$h_mu$h_mg$h_mo
+	while :; do
+		case $h_lm in
+		0?*) h_lm=${h_lm#0} ;;
+		*) break ;;
+		esac
 	done
 }
 
