@@ -44,7 +44,9 @@ fi
 # poll of a held lock costs one fork (the sleep), so the interval is the
 # longest the rule "poll at 100 ms or less" allows.
 h_nap=1
-if sleep 0.01 2>/dev/null; then h_nap=0.1; fi
+# The test sleeps a millisecond: every new connection's first command waits
+# for it.
+if sleep 0.001 2>/dev/null; then h_nap=0.1; fi
 # The login's uid (effective, as id -u prints it): the store's directories
 # must be its own or root's. Linux's /proc says it without a process.
 h_uid=
