@@ -66,6 +66,21 @@ type stepEnv struct {
 	root string
 }
 
+func newStepEnv(t *testing.T, dial func() transport.Transport) *stepEnv {
+	return &stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")}
+}
+
+// onStepShells runs test in parallel under each of stepShells, with a
+// store of its own.
+func onStepShells(t *testing.T, test func(t *testing.T, e *stepEnv)) {
+	for name, dial := range stepShells(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t, newStepEnv(t, dial))
+		})
+	}
+}
+
 func (e *stepEnv) lock(pause ...string) *lock.Lock {
 	l := lock.New(remote.New(e.dial()), shellcmd.Root{Path: e.root})
 	l.Owner.Command = e.t.Name()
@@ -563,7 +578,7 @@ func TestStepsUnderStalls(t *testing.T) {
 		for i, st := range stepTests {
 			t.Run(name+"/"+st.step+"/"+string(rune('a'+i)), func(t *testing.T) {
 				t.Parallel()
-				st.fn(&stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")})
+				st.fn(newStepEnv(t, dial))
 			})
 		}
 	}
@@ -576,22 +591,18 @@ func TestStepsUnderStalls(t *testing.T) {
 // other push took the name from) and comes to its promotion: it fails,
 // saying so, and the runtime is the source byte for byte.
 func TestStalledUploadTakenOver(t *testing.T) {
-	for name, dial := range stepShells(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := &stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")}
-			// Stalled past 3/4 of 48 MiB: beyond the window a cut upload
-			// is resumed below its length by.
-			art := e.bigArtifact(48 << 20)
-			goOn := e.stallUpload(art)
-			r, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
-			if err != nil || !r.Promoted || r.Resumed == 0 {
-				t.Fatalf("the push that came later: %v %+v; want it to resume the stalled upload and promote", err, r)
-			}
-			e.stageGone(goOn())
-			e.checkRuntime(art)
-		})
-	}
+	onStepShells(t, func(t *testing.T, e *stepEnv) {
+		// Stalled past 3/4 of 48 MiB: beyond the window a cut upload
+		// is resumed below its length by.
+		art := e.bigArtifact(48 << 20)
+		goOn := e.stallUpload(art)
+		r, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
+		if err != nil || !r.Promoted || r.Resumed == 0 {
+			t.Fatalf("the push that came later: %v %+v; want it to resume the stalled upload and promote", err, r)
+		}
+		e.stageGone(goOn())
+		e.checkRuntime(art)
+	})
 }
 
 // TestStalledUploadWritesOn: as TestStalledUploadTakenOver, but the push
@@ -602,42 +613,38 @@ func TestStalledUploadTakenOver(t *testing.T) {
 // a file of its own, so what the stalled client writes lands in a file
 // nobody reads: the taker promotes, and the runtime is the source.
 func TestStalledUploadWritesOn(t *testing.T) {
-	for name, dial := range stepShells(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			e := &stepEnv{t: t, dial: dial, root: filepath.Join(t.TempDir(), "root")}
-			art := e.bigArtifact(48 << 20)
-			blob, err := os.ReadFile(filepath.Join(art.Source, "blob"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			tw := tar.NewWriter(&buf)
-			tw.WriteHeader(&tar.Header{Name: "blob", Mode: 0o644, Size: int64(len(blob)), ModTime: time.Unix(1e9, 0)})
-			tw.Write(blob)
-			tw.Close()
-			archive := filepath.Join(t.TempDir(), "rt.tar")
-			if err := os.WriteFile(archive, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			other, err := store.Open(archive, "rt")
-			if err != nil || other.ID() != art.ID() {
-				t.Fatalf("the archive of the tree: %v, id %s, want %s", err, other.ID(), art.ID())
-			}
-			goOnStalled := e.stallUpload(art)
-			b := e.lock("promote.marked")
-			var rb *store.PushResult
-			goOn := e.stopped(b, "promote.marked", func() (err error) {
-				rb, err = store.New(b).Push(e.ctx(), other, store.PushOptions{})
-				return err
-			})
-			e.stageGone(goOnStalled())
-			if err := goOn(); err != nil || !rb.Promoted {
-				t.Fatalf("the push that took the stage over: %v %+v; want it promoted", err, rb)
-			}
-			e.checkRuntime(art)
+	onStepShells(t, func(t *testing.T, e *stepEnv) {
+		art := e.bigArtifact(48 << 20)
+		blob, err := os.ReadFile(filepath.Join(art.Source, "blob"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		tw.WriteHeader(&tar.Header{Name: "blob", Mode: 0o644, Size: int64(len(blob)), ModTime: time.Unix(1e9, 0)})
+		tw.Write(blob)
+		tw.Close()
+		archive := filepath.Join(t.TempDir(), "rt.tar")
+		if err := os.WriteFile(archive, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		other, err := store.Open(archive, "rt")
+		if err != nil || other.ID() != art.ID() {
+			t.Fatalf("the archive of the tree: %v, id %s, want %s", err, other.ID(), art.ID())
+		}
+		goOnStalled := e.stallUpload(art)
+		b := e.lock("promote.marked")
+		var rb *store.PushResult
+		goOn := e.stopped(b, "promote.marked", func() (err error) {
+			rb, err = store.New(b).Push(e.ctx(), other, store.PushOptions{})
+			return err
 		})
-	}
+		e.stageGone(goOnStalled())
+		if err := goOn(); err != nil || !rb.Promoted {
+			t.Fatalf("the push that took the stage over: %v %+v; want it promoted", err, rb)
+		}
+		e.checkRuntime(art)
+	})
 }
 
 // TestEveryNamedStepIsTested: every step the fragments can stop at
