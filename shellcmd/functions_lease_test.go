@@ -645,8 +645,7 @@ func TestShLeaseStale(t *testing.T) {
 		why   string
 	}{
 		{"lease 5, 6 s old", "5", "1200", 6, "5", "stale"},
-		// (Exactly 5 s old is not tested: the clock may tick between the
-		// test's touch and the shell's look.)
+		{"lease 5, exactly 5 s old", "5", "1200", 5, "5", ""},
 		{"lease 5, 4 s old", "5", "1200", 4, "5", ""},
 		{"lease 5, 3 days old", "5", "1200", 3 * 86400, "5", "stale"},
 		{"lease 100 over h_stale 60, 70 s old", "100", "60", 70, "100", ""},
@@ -665,7 +664,7 @@ func TestShLeaseStale(t *testing.T) {
 				_, lock, _ := fnPaths(root)
 				fnWrite(t, lock+"/"+fnOther+"/rec", rec+"\n")
 				r := fnRun{fns: []string{"h_sample", "h_stealable"}, vars: map[string]string{"h_stale": c.stale},
-					defs: fmt.Sprintf(`touch -d "@$(($(date +%%s) - %d))" "$h_lock/%s/rec"`, c.age, fnOther),
+					defs: fnClock + "\n" + fmt.Sprintf(`touch -d "@$(($(date +%%s) - %d))" "$h_lock/%s/rec"`, c.age, fnOther),
 					call: fnlCall("h_sample\nh_stealable", "h_lz", "h_pwhy")}.do(t, sh, root)
 				v, _ := fnlShown(r)
 				if want := map[bool]int{true: 0, false: 1}[c.why != ""]; r.rc != want || r.v["h_why"] != c.why || v["h_lz"] != c.lz {
@@ -692,6 +691,29 @@ func fnlMtime(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.ModTime().Unix()
+}
+
+// fnEpoch is the host's clock in the cases on a lease's boundary: fnClock
+// stops the shell's date +%s there, and their records are aged from it
+// (fnlPinned, or a touch after fnClock), so that "exactly the lease" cannot
+// become a second more between the test's touch and the shell's look.
+const fnEpoch = 1800000000
+
+// fnClock is shell code that makes date +%s say fnEpoch.
+var fnClock = fmt.Sprintf(`date() { case $1 in +%%s) echo %d ;; *) command date "$@" ;; esac; }`, fnEpoch)
+
+// fnlPinned writes tok's record under lock, age seconds before fnEpoch.
+func fnlPinned(tok string, lease string, age int) func(*testing.T, string) {
+	return func(t *testing.T, lock string) {
+		f := fnlHere()
+		f.lease = lease
+		path := lock + "/" + tok + "/rec"
+		fnWrite(t, path, fnlRec(tok, f)+"\n")
+		at := time.Unix(fnEpoch-int64(age), 0)
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // fnlAged writes tok's record under lock, age seconds old.
@@ -731,8 +753,9 @@ func TestShRenew(t *testing.T) {
 		{name: "100 s old", lock: fnlAged(fnMe, "1200", 100), rc: 0, moved: true, left: fnHeldLeft(fnMe)},
 		{name: "just written", lock: fnlAged(fnMe, "1200", 0), rc: 0, moved: true, left: fnHeldLeft(fnMe)},
 		{name: "10 s before the lease ends", lock: fnlAged(fnMe, "1200", 1190), rc: 0, moved: true, left: fnHeldLeft(fnMe)},
-		{name: "a second before the lease ends", lock: fnlAged(fnMe, "1200", 1199), rc: 0, moved: true, left: fnHeldLeft(fnMe)},
-		{name: "a second past the lease", lock: fnlAged(fnMe, "1200", 1201), rc: 1, left: fnHeldLeft(fnMe)},
+		{name: "a second before the lease ends", lock: fnlPinned(fnMe, "1200", 1199), defs: fnClock, rc: 0, moved: true, left: fnHeldLeft(fnMe)},
+		{name: "at the lease", lock: fnlPinned(fnMe, "1200", 1200), defs: fnClock, rc: 0, moved: true, left: fnHeldLeft(fnMe)},
+		{name: "a second past the lease", lock: fnlPinned(fnMe, "1200", 1201), defs: fnClock, rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "past the lease", lock: fnlAged(fnMe, "1200", 5000), rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "past a short lease", lock: fnlAged(fnMe, "1200", 8), vars: map[string]string{"h_mylease": "5"}, rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "within a long lease", lock: fnlAged(fnMe, "1200", 5000), vars: map[string]string{"h_mylease": "86400"}, rc: 0, moved: true,
@@ -801,8 +824,9 @@ func TestShLeaseFence(t *testing.T) {
 	otherRec := fnlRec(fnOther, fnlHere())
 	fnRunLockCases(t, []string{"h_owned", "h_fence"}, []fnLockCase{
 		{name: "owned: fresh", lock: fnlAged(fnMe, "1200", 100), call: "h_owned", rc: 0, left: fnHeldLeft(fnMe)},
-		{name: "owned: a second before our lease ends", lock: fnlAged(fnMe, "1200", 1199), call: "h_owned", rc: 0, left: fnHeldLeft(fnMe)},
-		{name: "owned: a second past our lease", lock: fnlAged(fnMe, "1200", 1201), call: "h_owned", rc: 1, left: fnHeldLeft(fnMe)},
+		{name: "owned: a second before our lease ends", lock: fnlPinned(fnMe, "1200", 1199), defs: fnClock, call: "h_owned", rc: 0, left: fnHeldLeft(fnMe)},
+		{name: "owned: at our lease", lock: fnlPinned(fnMe, "1200", 1200), defs: fnClock, call: "h_owned", rc: 0, left: fnHeldLeft(fnMe)},
+		{name: "owned: a second past our lease", lock: fnlPinned(fnMe, "1200", 1201), defs: fnClock, call: "h_owned", rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "owned: past a short lease", lock: fnlAged(fnMe, "1200", 61), vars: map[string]string{"h_mylease": "60"},
 			call: "h_owned", rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "owned: age unknown", lock: fnlAged(fnMe, "1200", 5000), vars: map[string]string{"h_stat": "none"},

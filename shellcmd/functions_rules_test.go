@@ -78,8 +78,9 @@ func TestShStealable(t *testing.T) {
 		{"19 minutes", held(fnOther, now), fnOther + "/rec", 19 * 60, nil, "", "", false},
 		{"21 minutes", held(fnOther, now), fnOther + "/rec", 21 * 60, nil, "", "stale", false},
 		// Ages are whole seconds: only an age above the period proves
-		// that a whole period passed. (Exactly the period is not tested:
-		// the clock may tick between the test's touch and the look.)
+		// that a whole period passed (the shell's clock stands still,
+		// fnClock, so the age is exact).
+		{"exactly the stale period", held(fnOther, now), fnOther + "/rec", 20 * 60, nil, "", "", false},
 		{"a second short of the stale period", held(fnOther, now), fnOther + "/rec", 20*60 - 1, nil, "", "", false},
 		{"a second past the stale period", held(fnOther, now), fnOther + "/rec", 20*60 + 1, nil, "", "stale", false},
 		{"2 minutes with h_stale 60", held(fnOther, now), fnOther + "/rec", 120, map[string]string{"h_stale": "60"}, "", "stale", false},
@@ -111,7 +112,7 @@ func TestShStealable(t *testing.T) {
 				_, lock, _ := fnPaths(root)
 				c.lock(t, lock)
 				r := fnRun{fns: []string{"h_sample", "h_stealable"}, vars: c.vars,
-					defs: fmt.Sprintf(`touch -d "@$(($(date +%%s) - %d))" "$h_lock/%s"`, c.age, c.aged),
+					defs: fnClock + "\n" + fmt.Sprintf(`touch -d "@$(($(date +%%s) - %d))" "$h_lock/%s"`, c.age, c.aged),
 					call: "h_sample\n" + c.after + "\nh_stealable"}.do(t, sh, root)
 				if want := map[bool]int{true: 0, false: 1}[c.why != ""]; r.rc != want || r.v["h_why"] != c.why {
 					t.Errorf("%s: h_stealable returned %d with h_why %q, want %d and %q", sh[0], r.rc, r.v["h_why"], want, c.why)
