@@ -75,11 +75,14 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'RunUncontended|Status' -benchtime 50x ./e2e/
 	$(GO) test -run '^$$' -bench . -skip 'RunUncontended|Status' -benchtime 5x ./e2e/
 
-# gofmt, vet and staticcheck for the Go code; shellcheck for the host-side
+# gofmt, vet and staticcheck for the Go code, and the command built for macOS
+# and FreeBSD (workstations hoist runs on); shellcheck for the host-side
 # shell functions, as POSIX sh (.shellcheckrc says what it excludes, and why).
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt: the files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	GOOS=darwin $(GO) build -o /dev/null ./cmd/hoist
+	GOOS=freebsd $(GO) build -o /dev/null ./cmd/hoist
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 	@command -v shellcheck >/dev/null || { echo "shellcheck is not installed: run make deps (make test installs it)"; exit 1; }
 	shellcheck -s sh shellcmd/sh/*.sh

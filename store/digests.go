@@ -11,6 +11,7 @@ import (
 	"time"
 )
 
+
 // fileID is what tells a file unchanged without reading it, as git's index
 // does: its device and inode, size, and modification and change times. A
 // write changes the change time, which only the kernel sets.
@@ -20,14 +21,16 @@ type fileID struct {
 	Mtime, Ctime int64 // nanoseconds
 }
 
+// idOf is fi's identity; ctimeOf (ctime_*.go) reads the change time, whose
+// field has another name on BSD and macOS.
 func idOf(fi fs.FileInfo) (fileID, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fileID{}, false
 	}
 	return fileID{
-		Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size,
-		Mtime: fi.ModTime().UnixNano(), Ctime: time.Unix(st.Ctim.Unix()).UnixNano(),
+		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: st.Size,
+		Mtime: fi.ModTime().UnixNano(), Ctime: ctimeOf(st),
 	}, true
 }
 
