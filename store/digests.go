@@ -11,7 +11,6 @@ import (
 	"time"
 )
 
-
 // fileID is what tells a file unchanged without reading it, as git's index
 // does: its device and inode, size, and modification and change times. A
 // write changes the change time, which only the kernel sets.
