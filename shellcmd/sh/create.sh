@@ -14,7 +14,7 @@ h_create() {
 	h_new=$h_lock.new-$h_me
 	# In a store a team shares (writable by its group), the lock's
 	# directories are too, so that any member can take a stale lock.
-	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" "$h_new/$h_me" 2>&1); then
+	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" 2>&1 && mkdir "$h_new/$h_me" 2>&1); then
 		rm -rf "$h_new"
 		return 1
 	fi
