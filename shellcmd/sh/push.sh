@@ -153,7 +153,9 @@ h_pool() {
 			n = split(FILENAME, parts, "/")
 			print parts[n] "\t" key "\t" p
 		}' - "$@" >"$h_stage/pool.map" 2>/dev/null || return 0
-	if tar -cf /dev/null -T /dev/null 2>/dev/null; then
+	# Only the files named: a name that became a directory since it was
+	# looked at is not copied whole (--no-recursion).
+	if tar -cf /dev/null --no-recursion -T /dev/null 2>/dev/null; then
 		h_pi=
 		while IFS='	' read -r h_i _ h_pp; do
 			# Only plain files: a symlink copied into the pool would
@@ -172,12 +174,14 @@ h_pool() {
 			h_i=${h_l##*/}
 			h_i=${h_i%.list}
 			mkdir -p "$h_pd/$h_i" &&
-				(cd "$h_store/$h_i" && tar -cf - -T "$h_l" 2>/dev/null) | (cd "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
+				(cd "$h_store/$h_i" && tar -cf - --no-recursion -T "$h_l" 2>/dev/null) | (cd "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
 			rm -f "$h_l"
 		done
 		set -f
 	else
-		# A tar without -T (busybox's): a copy a file, modes kept.
+		# A tar without -T (busybox's): a copy a file, with the source's
+		# mode and time as tar keeps them, owned by the login (cp -p
+		# would keep another member's ownership when root pushes).
 		h_pi=
 		while IFS='	' read -r h_i _ h_pp; do
 			h_pt=$h_pd/$h_i/$h_pp
@@ -188,7 +192,7 @@ h_pool() {
 			# Only a plain file is read: cp would block on a FIFO.
 			h_src=$h_store/$h_i/$h_pp
 			if [ -f "$h_src" ] && [ ! -L "$h_src" ]; then
-				cp -p "$h_src" "$h_pt" 2>/dev/null
+				(umask 0 && cp "$h_src" "$h_pt" 2>/dev/null) && touch -r "$h_src" "$h_pt"
 			fi
 		done <"$h_stage/pool.map"
 	fi
@@ -258,6 +262,18 @@ h_room() {
 # one.
 h_op_promote() {
 	h_stage=$h_store/.stage-$h_stok
+	# This push's stage, not one another push of this runtime took over to
+	# resume it (h_resume): the mark goes first, before anything else
+	# touches the stage, and only one can remove it.
+	if ! rm "$h_stage/resume" 2>/dev/null; then
+		if [ -f "$h_stage/artifact.tar" ]; then
+			h_say ERROR stage "another push of $h_id took this upload over to resume it"
+		else
+			h_say ERROR stage "the upload is missing from the stage"
+		fi
+		return
+	fi
+	h_step promote.marked
 	if [ ! -f "$h_stage/artifact.tar" ] || [ -L "$h_stage/artifact.tar" ]; then
 		h_say ERROR stage "the upload is missing from the stage"
 		h_rmtree "$h_stage"
@@ -272,13 +288,6 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	# This push's stage, not one another push of this runtime took over to
-	# resume it (h_resume): the mark goes first, and only one can remove it.
-	if ! rm "$h_stage/resume" 2>/dev/null; then
-		h_say ERROR stage "another push of $h_id took this upload over to resume it"
-		return
-	fi
-	h_step promote.marked
 	# Digest and unpack side by side: both read the archive, which only
 	# this push writes (h_resume gives a stage it takes over a new one), and
 	# nothing leaves the stage before the digest matches.
@@ -361,7 +370,10 @@ h_promote() {
 	# promotion cut short before it only makes the runtime's files travel
 	# again.
 	if [ -f "$h_stage/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
-		mv -f "$h_stage/files" "$h_store/.files/$h_id" 2>/dev/null
+		# As the tree: never into a directory (or a link to one) at the name.
+		mv -fT "$h_stage/files" "$h_store/.files/$h_id" 2>/dev/null ||
+			{ [ ! -e "$h_store/.files/$h_id" ] && [ ! -L "$h_store/.files/$h_id" ] &&
+				mv -f "$h_stage/files" "$h_store/.files/$h_id" 2>/dev/null; }
 	fi
 	h_say PROMOTED "$h_id"
 }

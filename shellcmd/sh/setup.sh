@@ -174,8 +174,9 @@ h_absent() {
 	h_absent "$h_par" && return 0
 	# The parent was absent a moment ago and is there now: another
 	# command is making the store. Look again, now that it is.
-	h_par=${1%/*} h_par=${h_par:-/}
-	[ -d "$h_par" ] && [ -x "$h_par" ] && [ ! -e "$1" ] && [ ! -L "$1" ]
+	# (h_par keeps the directory the look above could not search.)
+	h_pq=${1%/*} h_pq=${h_pq:-/}
+	[ -d "$h_pq" ] && [ -x "$h_pq" ] && [ ! -e "$1" ] && [ ! -L "$1" ]
 }
 
 # h_mkstore: acquiring creates the store; only try-acquire never does.
