@@ -316,9 +316,21 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 		buf []byte
 		off int64
 	}
+	// Buffers are made as the stream needs them, chunks+1 at most: a small
+	// upload (and a fleet of them) holds one.
 	free := make(chan []byte, chunks+1)
-	for range chunks + 1 {
-		free <- make([]byte, ChunkSize)
+	made := 0
+	buffer := func() []byte {
+		select {
+		case b := <-free:
+			return b
+		default:
+		}
+		if made < chunks+1 {
+			made++
+			return make([]byte, ChunkSize)
+		}
+		return <-free
 	}
 	jobs := make(chan chunk)
 	var (
@@ -366,7 +378,7 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 	}
 	var read int64
 	for {
-		buf := <-free
+		buf := buffer()
 		n, err := io.ReadFull(r, buf)
 		if n > 0 {
 			if !ready(off + read + int64(n)) {
