@@ -143,7 +143,14 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}
 	st := staged{pool: map[string]string{}, streams: opts.Streams}
 	if st.streams == 0 {
-		st.streams = Streams(a.Size, <-rtt)
+		// The ping has no deadline of its own: a connection that stopped
+		// answering is the keepalive's to close, or ctx's to end.
+		select {
+		case d := <-rtt:
+			st.streams = Streams(a.Size, d)
+		case <-ctx.Done():
+			return res, transport.UnknownOutcome(ctx.Err())
+		}
 	}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
@@ -299,8 +306,9 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	// The host made the archive's file in the stage (h_op_pushcheck).
 	o := transport.UploadOptions{Streams: st.streams, Existing: true}
 	if st.offset > 0 {
-		ph := sha256.New()
-		if _, err := io.CopyN(ph, src, st.offset); err == nil && hex.EncodeToString(ph.Sum(nil)) == st.prefix {
+		// h has hashed exactly the prefix once it is read (Sum leaves it
+		// going on).
+		if _, err := io.CopyN(io.Discard, src, st.offset); err == nil && hex.EncodeToString(h.Sum(nil)) == st.prefix {
 			o.Offset = st.offset
 		} else {
 			// Another archive of the same tree (other times): start over.
