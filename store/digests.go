@@ -48,8 +48,14 @@ type digested struct {
 }
 
 // trusted reports whether d, read for a file that is now id, is its digest.
+// Times in whole seconds (a file system that keeps no finer ones) need a
+// second's gap: a write later in the same second leaves them as they are.
 func (d digested) trusted(id fileID) bool {
-	return d.ID == id && d.At-id.Ctime > int64(racy) && d.At-id.Mtime > int64(racy)
+	gap := int64(racy)
+	if id.Mtime%int64(time.Second) == 0 && id.Ctime%int64(time.Second) == 0 {
+		gap = int64(time.Second)
+	}
+	return d.ID == id && d.At-id.Ctime > gap && d.At-id.Mtime > gap
 }
 
 // digestCache keeps the digests of a directory's files between pushes, in
@@ -65,20 +71,35 @@ type digestCache struct {
 	changed bool
 }
 
-// openDigestCache reads the cache of the directory root; with no usable
-// cache directory it is empty and never saved.
-func openDigestCache(root string) *digestCache {
-	c := &digestCache{entries: map[string]digested{}}
+// cachePath is where the digests of the directory root are kept, or "".
+func cachePath(root string) string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return c
+		return ""
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return c
+		return ""
 	}
 	key := sha256.Sum256([]byte(abs))
-	c.path = filepath.Join(dir, "hoist", "digests", hex.EncodeToString(key[:12]))
+	return filepath.Join(dir, "hoist", "digests", hex.EncodeToString(key[:12]))
+}
+
+// forgetDigests drops the cache of root, after it proved wrong.
+func forgetDigests(root string) {
+	if p := cachePath(root); p != "" {
+		os.Remove(p)
+	}
+}
+
+// openDigestCache reads the cache of the directory root; with no usable
+// cache directory it is empty and never saved.
+func openDigestCache(root string) *digestCache {
+	c := &digestCache{entries: map[string]digested{}, path: cachePath(root)}
+	if c.path == "" {
+		return c
+	}
+	abs, _ := filepath.Abs(root)
 	if b, err := os.ReadFile(c.path); err == nil {
 		var saved struct {
 			Root    string

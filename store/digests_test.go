@@ -76,7 +76,8 @@ func TestDigestCache(t *testing.T) {
 
 // A cache entry that lies (a digest that is not the file's, under the
 // file's identity) gives a wrong id, but the upload hashes what it sends
-// of a file whose digest came from the cache, and stops.
+// of a file whose digest came from the cache, and stops; the cache is
+// dropped, so the next push hashes the tree and has its true id.
 func TestDigestCacheLieStopsTheUpload(t *testing.T) {
 	home := cacheHome(t)
 	dir := aged(t, map[string]string{"a": "alpha"})
@@ -107,6 +108,38 @@ func TestDigestCacheLieStopsTheUpload(t *testing.T) {
 	err = a.WriteTar(io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "changed while it was being read") {
 		t.Fatalf("WriteTar with a lying cache: %v", err)
+	}
+	again, err := Open(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID() == a.ID() {
+		t.Errorf("after the lie showed, Open still gives the id %s from the cache", a.ID())
+	}
+	if err := again.WriteTar(io.Discard); err != nil {
+		t.Errorf("WriteTar after the lie showed: %v", err)
+	}
+}
+
+// Times in whole seconds (a file system that keeps no finer ones) are
+// trusted only a second after them: a write later in the same second would
+// leave them as they are.
+func TestDigestTrustedWholeSeconds(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC).UnixNano()
+	for _, c := range []struct {
+		name string
+		t    int64 // mtime and ctime
+		want bool
+	}{
+		{"nanoseconds, 200 ms before", at - int64(200*time.Millisecond) + 1, true},
+		{"nanoseconds, 50 ms before", at - int64(50*time.Millisecond) + 1, false},
+		{"whole seconds, exactly 1 s before", at - int64(time.Second), false},
+		{"whole seconds, 2 s before", at - int64(2*time.Second), true},
+	} {
+		id := fileID{Size: 1, Mtime: c.t, Ctime: c.t}
+		if got := (digested{ID: id, At: at}).trusted(id); got != c.want {
+			t.Errorf("%s: trusted %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

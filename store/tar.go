@@ -373,13 +373,11 @@ func (pk *packer) close() error {
 func (a *Artifact) writeDir(pk *packer) error {
 	for _, e := range a.Entries {
 		p := filepath.Join(a.root, filepath.FromSlash(e.Path))
-		mtime := pk.now
-		if !e.implied {
-			info, err := os.Lstat(p)
-			if err != nil {
-				return fmt.Errorf("%s changed while it was being read: %w", a.Source, err)
-			}
-			mtime = info.ModTime()
+		// Times as Open saw them: the same archive every time, which a
+		// resumed upload's prefix must be.
+		mtime := e.mtime
+		if e.implied {
+			mtime = pk.now
 		}
 		if err := pk.header(e, mtime); err != nil {
 			return err
@@ -390,6 +388,11 @@ func (a *Artifact) writeDir(pk *packer) error {
 			continue
 		}
 		if err := writeFile(pk, p, e); err != nil {
+			if e.cached {
+				// The cache said what the file is not: the next push
+				// hashes the tree again.
+				forgetDigests(a.root)
+			}
 			return err
 		}
 	}
