@@ -318,8 +318,9 @@ func TestPushRefusesEscapingArchives(t *testing.T) {
 
 // TestPushKilledMidUpload: Ctrl-C during the upload of 150 MB stops it and
 // keeps the stage, which the next push of the runtime resumes. A client
-// SIGKILLed while it uploads leaves no lock, the next push succeeds, and gc
-// sweeps the abandoned stage once it is old, never while fresh.
+// SIGKILLed while it uploads leaves no lock, a push of another runtime then
+// succeeds, and gc sweeps the abandoned stage once it is old, never while
+// fresh.
 func TestPushKilledMidUpload(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})

@@ -66,7 +66,9 @@ type SSHConfig struct {
 	KeepaliveMaxMissed int
 	// MaxSessions bounds the commands running at once on the connection;
 	// further Runs wait for a slot. Default 8, below OpenSSH's default
-	// MaxSessions of 10 so that a Client user (SFTP) still finds room.
+	// MaxSessions of 10 so that an upload's first SFTP stream still finds
+	// room. An upload's further streams are not counted: the host refuses
+	// those it has no room for, and the upload goes on with the others.
 	MaxSessions int
 	// Dialer, when set, replaces the TCP dial (for proxies and tests). The
 	// DialTimeout still applies through ctx.

@@ -259,7 +259,7 @@ h_room() {
 # the archive. Then wait for the lock and, fenced, promote in the same
 # command (h_promote) and with --activate switch current. The host releases
 # the lock itself, and the stage is removed in every outcome but an unknown
-# one.
+# one, and one where another push took the stage over (it is that push's).
 h_op_promote() {
 	h_stage=$h_store/.stage-$h_stok
 	# This push's stage, not one another push of this runtime took over to
