@@ -88,11 +88,7 @@ func BenchmarkRunUncontended(b *testing.B) {
 			b.Fatalf("%v %+v", err, res)
 		}
 		run += time.Since(start)
-		start = time.Now()
-		if st, err := ssh.Run(ctxT(b), transport.Request{Command: "true"}); err != nil || st != 0 {
-			b.Fatalf("exec true: %d %v", st, err)
-		}
-		bare += time.Since(start)
+		bare += bareExec(b, l)
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / float64(time.Millisecond) }
 	b.ReportMetric(ms(run), "run-ms")
@@ -101,16 +97,33 @@ func BenchmarkRunUncontended(b *testing.B) {
 	b.ReportMetric(float64(run)/float64(bare), "x-exec")
 }
 
-// BenchmarkStatus is one read-only status over an open connection.
+// BenchmarkStatus is one read-only status over an open connection, next to
+// a bare exec of `true` on it in the same iteration: status-ms, exec-ms.
 func BenchmarkStatus(b *testing.B) {
 	h := sshd.Start(b, sshd.Options{})
 	l := newLock(b, h, filepath.Join(h.Dir, "store"))
 	warm(b, l)
+	var status, bare time.Duration
 	for b.Loop() {
+		start := time.Now()
 		if _, err := l.Status(ctxT(b)); err != nil {
 			b.Fatal(err)
 		}
+		status += time.Since(start)
+		bare += bareExec(b, l)
 	}
+	b.ReportMetric(float64(status)/float64(b.N)/float64(time.Millisecond), "status-ms")
+	b.ReportMetric(float64(bare)/float64(b.N)/float64(time.Millisecond), "exec-ms")
+}
+
+// bareExec times one exec of `true` on l's connection: the floor of a host
+// command (a session, sshd's fork, the login shell).
+func bareExec(b *testing.B, l *lock.Lock) time.Duration {
+	start := time.Now()
+	if st, err := l.Host().Transport().Run(ctxT(b), transport.Request{Command: "true"}); err != nil || st != 0 {
+		b.Fatalf("exec true: %d %v", st, err)
+	}
+	return time.Since(start)
 }
 
 // warm makes the connection's first host command, which also waits for

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -19,7 +18,7 @@ func TestFirstRequestNotHeldByDelayedAck(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{})
 	best := time.Hour
 	for range 5 {
-		tr, err := transport.DialSSH(context.Background(), sshConfig(h))
+		tr, err := transport.DialSSH(ctxT(t), sshConfig(h))
 		if err != nil {
 			t.Fatal(err)
 		}
