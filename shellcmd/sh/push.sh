@@ -127,7 +127,7 @@ h_resume() {
 # upload carries a hard link to it instead of its bytes. A copy, never a
 # link to the other runtime's file: runtimes stay independent.
 h_pool() {
-	[ -n "$h_want" ] && [ -d "$h_store/.files" ] && h_shatool || return 0
+	[ -n "$h_want" ] && [ -d "$h_store/.files" ] || return 0
 	# The lists of runtimes that are here: plain files named by an id.
 	set +f
 	set --
@@ -153,6 +153,8 @@ h_pool() {
 			n = split(FILENAME, parts, "/")
 			print parts[n] "\t" key "\t" p
 		}' - "$@" >"$h_stage/pool.map" 2>/dev/null || return 0
+	# Nothing wanted is here, or nothing could verify a copy.
+	[ -s "$h_stage/pool.map" ] && h_shatool || return 0
 	# Only the files named: a name that became a directory since it was
 	# looked at is not copied whole (--no-recursion).
 	if tar -cf /dev/null --no-recursion -T /dev/null 2>/dev/null; then
