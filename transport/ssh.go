@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -166,7 +167,7 @@ type SSH struct {
 	mu       sync.Mutex
 	lostWhy  error // why the connection was closed by us, for Run's errors
 	lostOnce sync.Once
-	spare    chan spareStream // an upload's first stream, opened ahead (Prepare)
+	spare    chan *sftp.Client // an upload's first stream, opened ahead (Prepare)
 }
 
 var _ Transport = (*SSH)(nil)

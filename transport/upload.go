@@ -211,21 +211,15 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 	return n, err
 }
 
-// spareStream is a stream Prepare opened, or why it could not.
-type spareStream struct {
-	c   *sftp.Client
-	err error
-}
-
 // Prepare implements [Preparer]: it opens an SFTP channel in the
 // background, which the next Upload takes as its first stream. A push opens
 // it while its first host command runs, which saves the channel's three
 // round trips (the channel, the subsystem, SFTP's version exchange).
 func (s *SSH) Prepare() (discard func()) {
-	ch := make(chan spareStream, 1)
+	ch := make(chan *sftp.Client, 1) // nil when it could not be opened
 	go func() {
-		c, err := s.openSFTP(context.Background(), false)
-		ch <- spareStream{c, err}
+		c, _ := s.openSFTP(context.Background(), false)
+		ch <- c
 	}()
 	s.mu.Lock()
 	old := s.spare
@@ -258,8 +252,8 @@ func (s *SSH) takeSpare(ctx context.Context) *sftp.Client {
 		return nil
 	}
 	select {
-	case sp := <-ch:
-		return sp.c
+	case c := <-ch:
+		return c
 	case <-ctx.Done():
 		go closeSpare(ch)
 		return nil
@@ -267,9 +261,9 @@ func (s *SSH) takeSpare(ctx context.Context) *sftp.Client {
 }
 
 // closeSpare closes a prepared stream once its opening is over.
-func closeSpare(ch chan spareStream) {
-	if sp := <-ch; sp.c != nil {
-		sp.c.Close()
+func closeSpare(ch chan *sftp.Client) {
+	if c := <-ch; c != nil {
+		c.Close()
 	}
 }
 
