@@ -142,16 +142,6 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		return res, s.err(r, "push")
 	}
 	st := staged{pool: map[string]string{}, streams: opts.Streams}
-	if st.streams == 0 {
-		// The ping has no deadline of its own: a connection that stopped
-		// answering is the keepalive's to close, or ctx's to end.
-		select {
-		case d := <-rtt:
-			st.streams = Streams(a.Size, d)
-		case <-ctx.Done():
-			return res, transport.UnknownOutcome(ctx.Err())
-		}
-	}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.Have:
@@ -159,6 +149,17 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case shellcmd.Resume:
 			st.offset, _ = strconv.ParseInt(v.Field(1), 10, 64)
 			st.prefix = v.Field(2)
+		}
+	}
+	if st.streams == 0 {
+		// The ping has no deadline of its own: a connection that stopped
+		// answering is the keepalive's to close, or ctx's to end.
+		select {
+		case d := <-rtt:
+			// Sized for what is left to send after a resume.
+			st.streams = Streams(a.Size-max(st.offset, 0), d)
+		case <-ctx.Done():
+			return res, transport.UnknownOutcome(ctx.Err())
 		}
 	}
 	res.Reused = len(st.pool)
