@@ -72,7 +72,7 @@ func (s *SSH) keepalive(interval time.Duration, maxMissed int) {
 			// in flight; a stuck one blocks only this goroutine.
 			reply = make(chan error, 1)
 			go func(reply chan<- error) {
-				_, _, err := s.client.SendRequest("keepalive@openssh.com", true, nil)
+				_, err := s.Ping()
 				reply <- err
 			}(reply)
 		}
