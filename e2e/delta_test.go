@@ -223,23 +223,7 @@ func TestPushResumesAfterCut(t *testing.T) {
 		const size = 96 << 20
 		src := randomTree(t, size)
 		push := viaProxy.start("--json", "push", src, "--name", "big", "--streams", "4")
-		var stage string
-		var cutAt int64
-		waitFor(t, 60*time.Second, "the upload past 80 %", func() bool {
-			m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
-			if len(m) == 1 {
-				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > size*8/10 {
-					stage, cutAt = filepath.Dir(m[0]), fi.Size()
-					return true
-				}
-			}
-			select {
-			case <-push.done:
-				t.Fatalf("the push ended before the cut: %d %s", push.code, push.stderr())
-			default:
-			}
-			return false
-		})
+		stage, cutAt := uploadedPast(t, root, size*8/10, push)
 		p.Cut()
 		// The host may have received everything: the outcome is
 		// unknown, and the next push resumes.

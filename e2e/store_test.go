@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -328,17 +329,7 @@ func TestPushKilledMidUpload(t *testing.T) {
 	c := newCLI(t, h, root)
 	src := randomTree(t, 150<<20)
 	uploading := func() string {
-		var stage string
-		waitFor(t, 60*time.Second, "upload under way", func() bool {
-			m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
-			if len(m) == 1 {
-				if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 60<<20 {
-					stage = filepath.Dir(m[0])
-					return true
-				}
-			}
-			return false
-		})
+		stage, _ := uploadedPast(t, root, 60<<20, nil)
 		return stage
 	}
 	// Ctrl-C stops the upload and keeps its stage, marked cut.
@@ -604,4 +595,29 @@ func TestPushOneSessionAtATime(t *testing.T) {
 	if runtimes, stages := runtimesIn(t, root); len(runtimes) != 4 || len(stages) != 0 {
 		t.Errorf("runtimes %v, stages %v; want 4 and none", runtimes, stages)
 	}
+}
+
+// uploadedPast waits until the one stage of the store under root holds an
+// archive of more than n bytes, and returns the stage and that size. A push
+// that ends first (push, when given) fails the test.
+func uploadedPast(t *testing.T, root string, n int64, push *started) (stage string, size int64) {
+	t.Helper()
+	waitFor(t, 60*time.Second, fmt.Sprintf("the upload past %d bytes", n), func() bool {
+		m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*", "artifact.tar"))
+		if len(m) == 1 {
+			if fi, err := os.Stat(m[0]); err == nil && fi.Size() > n {
+				stage, size = filepath.Dir(m[0]), fi.Size()
+				return true
+			}
+		}
+		if push != nil {
+			select {
+			case <-push.done:
+				t.Fatalf("the push ended first: %d %s", push.code, push.stderr())
+			default:
+			}
+		}
+		return false
+	})
+	return stage, size
 }
