@@ -16,6 +16,7 @@ import (
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -49,6 +50,19 @@ func sshConfig(h *sshd.Host) transport.SSHConfig {
 		NoAgent:        true,
 		KnownHostsFile: h.KnownHosts,
 	}
+}
+
+// sshConfigVia is sshConfig through a proxy at addr (its own known_hosts).
+func sshConfigVia(t testing.TB, h *sshd.Host, addr string) transport.SSHConfig {
+	cfg := sshConfig(h)
+	cfg.Target = h.User + "@" + addr
+	cfg.KnownHostsFile = h.KnownHostsFor(t, addr)
+	return cfg
+}
+
+// storeOn is the store under root, over tr.
+func storeOn(tr transport.Transport, root string) *store.Store {
+	return store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
 }
 
 func dial(t testing.TB, cfg transport.SSHConfig) transport.Transport {

@@ -16,9 +16,6 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/e2e/sshd"
-	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -32,11 +29,9 @@ func BenchmarkPushRoundTrips(b *testing.B) {
 	const oneWay = 25 * time.Millisecond
 	h := sshd.Start(b, sshd.Options{})
 	p := newLatencyProxy(b, h.Addr, oneWay)
-	cfg := sshConfig(h)
-	cfg.Target = h.User + "@" + p.Addr
-	cfg.KnownHostsFile = h.KnownHostsFor(b, p.Addr)
+	cfg := sshConfigVia(b, h, p.Addr)
 	tr := dial(b, cfg)
-	s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: filepath.Join(h.Dir, "bench")}))
+	s := storeOn(tr, filepath.Join(h.Dir, "bench"))
 	ctx := context.Background()
 	push := func(a *store.Artifact) *store.PushResult {
 		r, err := s.Push(ctx, a, store.PushOptions{Wait: time.Minute})
@@ -132,7 +127,7 @@ func BenchmarkPushVsScp(b *testing.B) {
 					os.Remove(dest)
 
 					root := filepath.Join(h.Dir, fmt.Sprintf("push-%s-%d", strings.ReplaceAll(name, "/", "-"), i))
-					s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
+					s := storeOn(tr, root)
 					if !v.known {
 						os.Setenv("XDG_CACHE_HOME", b.TempDir())
 					}
@@ -170,9 +165,7 @@ func BenchmarkFleetPush(b *testing.B) {
 	for range n {
 		h := sshd.Start(b, sshd.Options{})
 		p := newLatencyProxy(b, h.Addr, 20*time.Millisecond)
-		cfg := sshConfig(h)
-		cfg.Target = h.User + "@" + p.Addr
-		cfg.KnownHostsFile = h.KnownHostsFor(b, p.Addr)
+		cfg := sshConfigVia(b, h, p.Addr)
 		hosts, cfgs = append(hosts, h), append(cfgs, cfg)
 	}
 	src := b.TempDir()
@@ -193,7 +186,7 @@ func BenchmarkFleetPush(b *testing.B) {
 		}
 		defer tr.Close()
 		root := filepath.Join(hosts[i].Dir, fmt.Sprintf("fleet-%d", iter))
-		s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
+		s := storeOn(tr, root)
 		r, err := s.Push(ctx, a, store.PushOptions{Wait: time.Minute, Activate: true})
 		if err == nil && !r.Activated {
 			err = fmt.Errorf("not activated: %+v", r)
@@ -282,7 +275,7 @@ func BenchmarkPushDelta(b *testing.B) {
 	}
 	time.Sleep(200 * time.Millisecond) // older than the digest cache's racy window
 	ctx := context.Background()
-	s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: filepath.Join(h.Dir, "delta")}))
+	s := storeOn(tr, filepath.Join(h.Dir, "delta"))
 	a, err := store.Open(src, "app")
 	if err != nil {
 		b.Fatal(err)
@@ -321,7 +314,7 @@ func BenchmarkPushDelta(b *testing.B) {
 		}
 		uncached += time.Since(start)
 		root := filepath.Join(h.Dir, fmt.Sprintf("full-%d", i))
-		fs := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
+		fs := storeOn(tr, root)
 		if r, err := fs.Push(ctx, fresh, store.PushOptions{Wait: time.Minute}); err != nil || !r.Promoted {
 			b.Fatalf("%v %+v", err, r)
 		}
