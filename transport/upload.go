@@ -199,10 +199,14 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 		err = cerr
 	}
 	var status *sftp.StatusError
+	var rerr readError
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		err = ctx.Err()
+	case errors.As(err, &rerr):
+		// This side's reader failed: nothing about the host.
+		err = rerr.err
 	case !errors.As(err, &status):
 		// Not the server's answer (a full disk, a permission): the
 		// connection broke, and what the host holds is not known.
@@ -383,7 +387,7 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-				written(chunk{}, err)
+				written(chunk{}, readError{err})
 			}
 			break
 		}
@@ -395,6 +399,12 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 	}
 	return read, nil
 }
+
+// readError is writeChunks' reader failing, as opposed to a write.
+type readError struct{ err error }
+
+func (e readError) Error() string { return e.err.Error() }
+func (e readError) Unwrap() error { return e.err }
 
 // ctxReader stops a copy when its context ends.
 type ctxReader struct {

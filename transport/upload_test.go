@@ -2,11 +2,13 @@ package transport
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -163,5 +165,25 @@ func TestUploadTakesThePreparedStream(t *testing.T) {
 			t.Fatalf("a prepared stream no upload took: %d SFTP sessions served, %d still open; want 3 and 0", served, now)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An upload that fails on this side (its reader fails mid-way) or before it
+// wrote (its file cannot be made) is a failure, not an unknown outcome:
+// only a broken connection leaves what the host holds unknown.
+func TestUploadFailuresThatAreNotUnknown(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	s := dialTest(t, ts.clientConfig(t))
+	file := filepath.Join(t.TempDir(), "artifact.tar")
+	errSource := errors.New("the source failed")
+	src := io.MultiReader(bytes.NewReader(make([]byte, 3*ChunkSize)), iotest.ErrReader(errSource))
+	_, err := s.Upload(runCtx(t), file, src, UploadOptions{})
+	if !errors.Is(err, errSource) || errors.Is(err, ErrUnknownOutcome) {
+		t.Errorf("a reader that fails: %v, want the reader's error and not an unknown outcome", err)
+	}
+	_, err = s.Upload(runCtx(t), filepath.Join(t.TempDir(), "no", "such", "dir", "a.tar"), bytes.NewReader([]byte("x")), UploadOptions{})
+	if err == nil || errors.Is(err, ErrUnknownOutcome) {
+		t.Errorf("into a directory that is not there: %v, want a failure, not an unknown outcome", err)
 	}
 }
