@@ -2,6 +2,8 @@ package shellcmd
 
 import (
 	"os"
+	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -101,6 +103,17 @@ func TestShSample(t *testing.T) {
 		{"bad: symlink to a held lock", symlink(LockName + ".target"), want{kind: "bad", odd: "L", oddwhy: "symlink"}, false},
 		{"bad: dangling symlink", symlink("nowhere"), want{kind: "bad", odd: "L", oddwhy: "symlink"}, false},
 		{"bad: a file", func(t *testing.T, lock string) { fnWrite(t, lock, rec+"\n") }, want{kind: "bad", odd: "L", oddwhy: "file"}, false},
+		{"bad: a fifo", func(t *testing.T, lock string) {
+			if err := syscall.Mkfifo(lock, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, want{kind: "bad", odd: "L", oddwhy: "file"}, false},
+		{"bad: a token-named fifo", func(t *testing.T, lock string) {
+			fnMkdir(t, lock)
+			if err := syscall.Mkfifo(lock+"/"+fnOther, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, want{kind: "bad", odd: "L/" + fnOther, oddwhy: "foreign"}, false},
 		{"bad: foreign file", func(t *testing.T, lock string) { fnWrite(t, lock+"/README", "") },
 			want{kind: "bad", odd: "L/README", oddwhy: "foreign"}, false},
 		{"bad: foreign dot file beside a record", func(t *testing.T, lock string) {
@@ -144,4 +157,46 @@ func TestShSample(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestShSampleOfAFlickeringLock: a lock directory that comes and goes (as
+// releases, steals and creations make it do) is free, ownerless or dead to a
+// sample taken meanwhile, never "bad". A kind of path is read in one look:
+// two looks ("exists", then "not a directory") can straddle a removal and
+// call the directory a file, which ended every waiter with ERROR lockpath.
+func TestShSampleOfAFlickeringLock(t *testing.T) {
+	const want = 500 // times the lock comes and goes while the shell samples
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, lock, _ := fnPaths(root)
+		fnMkdir(t, store)
+		stop := root + "/stop"
+		go func() {
+			for n := 0; n < want; {
+				// The lock, then a token directory without a record
+				// inside it (dead), then nothing.
+				if os.Mkdir(lock, 0o755) == nil {
+					_ = os.Mkdir(lock+"/"+fnOther, 0o755)
+					_ = os.Remove(lock + "/" + fnOther)
+					_ = os.Remove(lock)
+					n++
+				}
+			}
+			_ = os.WriteFile(stop, nil, 0o644)
+		}()
+		r := fnRun{fns: []string{"h_sample"}, call: `
+			h_t_n=0
+			until [ -e "$h_root/stop" ]; do
+				h_sample
+				case $h_kind in free | ownerless | dead) ;; *) return 1 ;; esac
+				h_t_n=$((h_t_n + 1))
+			done
+			h_lasterr=$h_t_n`}.do(t, sh, root)
+		if r.rc != 0 {
+			t.Fatalf("%s: a lock directory that came and went was sampled as %q (%s %s)", sh[0], r.v["h_kind"], r.v["h_oddwhy"], r.v["h_odd"])
+		}
+		if n, _ := strconv.Atoi(r.v["h_lasterr"]); n < 100 {
+			t.Errorf("%s: %d samples while the lock came and went %d times: the test proves nothing", sh[0], n, want)
+		}
+		t.Logf("%s: %s samples while the lock came and went %d times", sh[0], r.v["h_lasterr"], want)
+	})
 }

@@ -19,7 +19,7 @@ h_sample() {
 		h_kind=bad h_odd=$h_lock h_oddwhy=symlink
 		return
 	fi
-	if [ -e "$h_lock" ] && [ ! -d "$h_lock" ]; then
+	if h_nondir "$h_lock"; then
 		h_kind=bad h_odd=$h_lock h_oddwhy=file
 		return
 	fi
@@ -46,7 +46,7 @@ h_sample() {
 				h_odd=$h_e h_oddwhy=foreign
 			elif [ -d "$h_e" ]; then
 				if [ -f "$h_e/rec" ]; then h_tok=$h_n; else h_dead=1; fi
-			elif [ -e "$h_e" ]; then
+			elif h_nondir "$h_e"; then
 				h_odd=$h_e h_oddwhy=foreign
 			fi
 			;;
@@ -78,6 +78,15 @@ h_sample() {
 	else
 		h_kind=ownerless h_rp=$h_lock
 	fi
+}
+
+# h_nondir PATH: PATH was, at one look, a file of a kind other than a
+# directory (regular, fifo, socket, device; a symlink to one too). Each test
+# is one stat, true only of what was there at that instant; two tests
+# ("exists", then "not a directory") can straddle a directory's removal, as
+# every release and steal makes, and would call it a file.
+h_nondir() {
+	[ -f "$1" ] || [ -p "$1" ] || [ -S "$1" ] || [ -c "$1" ] || [ -b "$1" ]
 }
 
 # h_parse: the fields of the record in h_line. An earlier version's record

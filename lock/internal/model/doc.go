@@ -43,11 +43,12 @@
 //     h_clear.
 //
 // Some operations are merged into one step where nothing else can tell:
-// h_sample and the stat of h_stealable (a record's age only grows, and an
-// earlier version's lock is judged by L's age, its record never coming
-// back), the two mkdirs of a prepared directory (no one else names it), rm
-// -rf of a directory that is not a lock, and rm -f L/.owner-* (no one
-// makes them any more).
+// h_sample (each of its looks at a path is one stat, and a path that
+// vanished between two looks is ignored) and the stat of h_stealable (a
+// record's age only grows, and an earlier version's lock is judged by L's
+// age, its record never coming back), the two mkdirs of a prepared
+// directory (no one else names it), rm -rf of a directory that is not a
+// lock, and rm -f L/.owner-* (no one makes them any more).
 //
 // # Time, crashes, reboots
 //
