@@ -59,7 +59,7 @@ var (
 
 	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{Activated, NotFound, Resume, Have}, releasing),
 		Ends:  []Verb{Present, Stage, Lost, Busy, Abandoned, Error},
-		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "nosha256"})}
+		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256"})}
 	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{Present, Promoted, Activated, NotFound}),
 		Ends:  join(releasing, []Verb{Corrupt, Busy, Abandoned, Error}),
 		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256", "unpack", "promote"})}

@@ -85,7 +85,16 @@ type Params struct {
 	Follow  bool
 
 	// Store operations.
-	Stage   string // the token of a push's stage, .stage-<Stage>
+	Stage string // the token of a push's stage, .stage-<Stage>
+	// StageKey is the push's secret, which its first command writes in
+	// the stage and the later ones find there before they touch it
+	// (h_instage): a private directory of the login's that someone
+	// put at the stage's name through a symlink is not the stage.
+	StageKey string
+	// Stamp is the date the first command gives the stage's archive in a
+	// store others may rename things in, for the upload to check that the
+	// file it opened is that one (UploadOptions.Check).
+	Stamp   time.Time
 	ID      string // runtime id
 	Name    string // runtime name, recorded at promotion
 	Digest  string // the runtime's full digest, recorded at promotion
@@ -175,6 +184,8 @@ func Render(op *Op, p Params) Fragment {
 	b.WriteString("h_hold=" + flag(p.Hold) + "\nh_follow=" + flag(p.Follow) + "\n")
 	b.WriteString("h_try=" + flag(p.Try) + "\nh_force=" + flag(p.Force) + "\n")
 	assign(&b, "h_stok", orDash(p.Stage))
+	assign(&b, "h_skey", p.StageKey)
+	assign(&b, "h_stamp", p.Stamp.UTC().Format("200601021504.05"))
 	assign(&b, "h_id", p.ID)
 	assign(&b, "h_name", p.Name)
 	assign(&b, "h_digest", p.Digest)

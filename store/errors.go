@@ -36,6 +36,11 @@ var (
 	// tree whose id shares the first 12 digits of the digest, or something
 	// hoist did not make. It is left alone.
 	ErrIDTaken = errors.New("the runtime id is taken on the host by something else")
+	// ErrStageReplaced: the file the upload opened in the stage is not the
+	// archive the push's first command made there: in a store others may
+	// rename things in, the stage's name was given to something else.
+	// Nothing was written through it, and it is left where it is.
+	ErrStageReplaced = errors.New("the stage on the host was replaced before the upload (by a member of the store's group?); nothing was written through it, and it was left alone")
 )
 
 // HostError is an ERROR verdict of a store command, with one of the store's
@@ -61,7 +66,7 @@ var storeCodes = map[string]func(detail string) string{
 	"unpack":   func(d string) string { return "the host could not unpack the upload: " + d },
 	"promote":  func(d string) string { return "the host could not promote the runtime: " + d },
 	"switch":   func(d string) string { return "the host could not switch current: " + d },
-	"stage":    func(d string) string { return "the host could not find the upload: " + d },
+	"stage":    func(d string) string { return "the upload's stage: " + d },
 	"nosha256": func(d string) string { return "the host could not verify the upload: " + d },
 	"gc":       func(d string) string { return "gc: " + d },
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"path"
 	"strconv"
 	"time"
@@ -94,7 +96,10 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	// Every host command that may take the lock gets a token of its own (a
 	// token names one lock only); the stage has one too.
 	p := s.l.Params()
-	p.Stage = uuid.NewString()
+	p.Stage, p.StageKey = uuid.NewString(), uuid.NewString()
+	// A date in 2001–2033, to the second, that no file of the login's has
+	// by chance.
+	p.Stamp = time.Unix(1e9+rand.Int64N(1e9), 0)
 	p.ID, p.Name, p.Digest, p.Size, p.Entries = a.ID(), a.Name, a.Digest, a.Size, len(a.Entries)
 	p.Activate, p.Wait = opts.Activate, opts.Wait
 	// The round trip, for the streams the upload takes, is measured while
@@ -141,7 +146,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	default:
 		return res, s.err(r, "push")
 	}
-	st := staged{pool: map[string]string{}, streams: opts.Streams}
+	st := staged{pool: map[string]string{}, streams: opts.Streams, shared: r.Last().Field(1) == "shared", stamp: p.Stamp}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.Have:
@@ -186,7 +191,8 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 			return res, ErrStopped
 		default:
 		}
-		if !errors.Is(err, transport.ErrUnknownOutcome) && ctx.Err() == nil {
+		// A replaced stage is not this push's to remove.
+		if !errors.Is(err, transport.ErrUnknownOutcome) && !errors.Is(err, ErrStageReplaced) && ctx.Err() == nil {
 			s.dropStage(ctx, p, res)
 		}
 		return res, err
@@ -259,6 +265,10 @@ type staged struct {
 	offset  int64             // the upload goes on from here (RESUME)
 	prefix  string            // the SHA-256 of the stage's archive before offset
 	streams int
+	// shared: others may rename the stage (a store a team shares); the
+	// upload checks that the archive it opened bears stamp.
+	shared bool
+	stamp  time.Time
 }
 
 // activation fails a push asked to activate whose host did not say it did.
@@ -306,6 +316,14 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	var src io.Reader = io.TeeReader(pr, h)
 	// The host made the archive's file in the stage (h_op_pushcheck).
 	o := transport.UploadOptions{Streams: st.streams, Existing: true}
+	if st.shared {
+		o.Check = func(fi fs.FileInfo) error {
+			if fi.Mode().IsRegular() && fi.ModTime().Equal(st.stamp) {
+				return nil
+			}
+			return fmt.Errorf("%w (%s is not the archive the host made there)", ErrStageReplaced, dest)
+		}
+	}
 	if st.offset > 0 {
 		// h has hashed exactly the prefix once it is read (Sum leaves it
 		// going on).
@@ -315,7 +333,7 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 			// Another archive of the same tree (other times): start over.
 			pr.CloseWithError(errRestart)
 			<-tarDone
-			return s.upload(ctx, up, a, token, staged{pool: st.pool, streams: st.streams}, res, progress)
+			return s.upload(ctx, up, a, token, staged{pool: st.pool, streams: st.streams, shared: st.shared, stamp: st.stamp}, res, progress)
 		}
 	}
 	res.Resumed = o.Offset

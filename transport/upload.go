@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"sync"
@@ -54,6 +55,12 @@ type UploadOptions struct {
 	// first chunk that is not written yet: a cut upload is whole up to its
 	// length less Window.
 	Streams int
+	// Check, when set, is called with what each opened file is before a
+	// byte is written through any of them: an error stops the upload with
+	// nothing written. The host may have opened something else than the
+	// caller meant: a name a path goes through can change between the
+	// caller's last look and the open.
+	Check func(fs.FileInfo) error
 }
 
 const (
@@ -79,6 +86,12 @@ func (l *Local) Upload(ctx context.Context, path string, r io.Reader, o UploadOp
 	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return 0, err
+	}
+	if o.Check != nil {
+		if err := checkFile(f.Stat, o.Check); err != nil {
+			f.Close()
+			return 0, err
+		}
 	}
 	// Whatever the umask.
 	if err := f.Chmod(0o600); err != nil {
@@ -176,13 +189,32 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 		}()
 	}
 	wg.Wait()
+	// The first file must be open, and with o.Check every file is checked
+	// (all at once) before any is written.
+	var bad error
 	if files[0] == nil {
+		bad = errs[0]
+	} else if o.Check != nil {
+		checked := make([]error, len(files))
+		for i, f := range files {
+			if f != nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					checked[i] = checkFile(f.Stat, o.Check)
+				}()
+			}
+		}
+		wg.Wait()
+		bad = cmp.Or(checked...)
+	}
+	if bad != nil {
 		for _, f := range files {
 			if f != nil {
 				f.Close()
 			}
 		}
-		return 0, errs[0]
+		return 0, bad
 	}
 	f := files[0]
 	files = slices.DeleteFunc(files, func(f *sftp.File) bool { return f == nil })
@@ -213,6 +245,15 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 		err = UnknownOutcome(s.explain(err))
 	}
 	return n, err
+}
+
+// checkFile gives check what stat says of an opened file.
+func checkFile(stat func() (os.FileInfo, error), check func(fs.FileInfo) error) error {
+	fi, err := stat()
+	if err != nil {
+		return fmt.Errorf("cannot look at the file opened for the upload: %w", err)
+	}
+	return check(fi)
 }
 
 // Prepare implements [Preparer]: it opens an SFTP channel in the

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -185,5 +187,53 @@ func TestUploadFailuresThatAreNotUnknown(t *testing.T) {
 	_, err = s.Upload(runCtx(t), filepath.Join(t.TempDir(), "no", "such", "dir", "a.tar"), bytes.NewReader([]byte("x")), UploadOptions{})
 	if err == nil || errors.Is(err, ErrUnknownOutcome) {
 		t.Errorf("into a directory that is not there: %v, want a failure, not an unknown outcome", err)
+	}
+}
+
+// TestUploadChecksEveryFileFirst: with Check, every file the upload opened
+// is looked at before a byte is written through any: a refusal leaves the
+// file as it was, and the refusal is the error.
+func TestUploadChecksEveryFileFirst(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	s := dialTest(t, ts.clientConfig(t))
+	data := pattern(3*ChunkSize, 'c')
+	stamp := time.Date(2011, 3, 4, 5, 6, 7, 0, time.UTC)
+	refused := errors.New("not the file the host made")
+	for name, up := range map[string]Uploader{"ssh": s, "local": &Local{}} {
+		for _, streams := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", name, streams), func(t *testing.T) {
+				t.Parallel()
+				file := filepath.Join(t.TempDir(), "artifact.tar")
+				before := []byte("the login's file\n")
+				must(t, os.WriteFile(file, before, 0o600))
+				var looks atomic.Int32
+				check := func(fi fs.FileInfo) error {
+					looks.Add(1)
+					if !fi.Mode().IsRegular() || !fi.ModTime().Equal(stamp) {
+						return refused
+					}
+					return nil
+				}
+				o := UploadOptions{Streams: streams, Existing: true, Check: check}
+				n, err := up.Upload(runCtx(t), file, bytes.NewReader(data), o)
+				if !errors.Is(err, refused) || n != 0 {
+					t.Fatalf("Upload into a file of another date: %d, %v; want %v", n, err, refused)
+				}
+				if got, _ := os.ReadFile(file); !bytes.Equal(got, before) {
+					t.Fatalf("the refused file was written (%d bytes)", len(got))
+				}
+				if name == "ssh" && int(looks.Load()) != streams {
+					t.Fatalf("%d files looked at, want one per stream (%d)", looks.Load(), streams)
+				}
+				must(t, os.Chtimes(file, stamp, stamp))
+				if n, err := up.Upload(runCtx(t), file, bytes.NewReader(data), o); err != nil || n != int64(len(data)) {
+					t.Fatalf("Upload into the file of the right date: %d, %v", n, err)
+				}
+				if got, _ := os.ReadFile(file); !bytes.Equal(got, data) {
+					t.Fatalf("contents differ (%d bytes)", len(got))
+				}
+			})
+		}
 	}
 }

@@ -37,29 +37,95 @@ h_op_pushcheck() {
 	# The archive and the tree unpacked from it, side by side.
 	h_room "$h_store" $((2 * h_size + h_entries * 4608)) || return
 	h_stage=$h_store/.stage-$h_stok
-	if ! h_resume; then
+	h_resume
+	case $? in
+	1)
 		if ! h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
 			h_say ERROR mkdir "$(h_oneline "$h_e")"
 			return
 		fi
-	fi
-	# The file the upload writes, made here where only the login can
-	# reach; the files the host has; and, last, the mark by which a later
-	# push of this runtime resumes the stage if this upload is cut short
-	# (the promotion removes it first).
-	if ! { [ -f "$h_stage/artifact.tar" ] || (umask 077 && : >"$h_stage/artifact.tar"); }; then
+		if ! h_newstage; then
+			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") was replaced right after it was made (by a member of the store's group?); nothing was written through it"
+			return
+		fi
+		;;
+	2)
+		h_say ERROR stage "the stage taken over to resume $h_id was replaced while it was moved (by a member of the store's group?); nothing was written through it"
+		return
+		;;
+	esac
+	# From here on the stage is this command's working directory
+	# (h_enter). The file the upload writes, made here where only the
+	# login can reach; the files the host has; and, last, the mark by which
+	# a later push of this runtime resumes the stage if this upload is cut
+	# short (the promotion removes it first).
+	if ! { [ -f artifact.tar ] || (umask 077 && : >artifact.tar); }; then
 		h_rmtree "$h_stage"
 		h_say ERROR mkdir "cannot write in the stage (disk full?)"
 		return
+	fi
+	# Where others may rename the stage (a store a team shares), the
+	# upload opens the archive by a name that may lead elsewhere by then:
+	# it checks that the file it opened bears this date, which nobody else
+	# can give a file of the login's, before it writes.
+	h_share=private
+	if [ -n "$h_swap" ]; then
+		if ! TZ=UTC0 touch -m -t "$h_stamp" artifact.tar 2>/dev/null; then
+			h_rmtree "$h_stage"
+			h_say ERROR stage "cannot set the date of the stage's archive (touch -t)"
+			return
+		fi
+		h_share=shared
 	fi
 	h_pool
-	if ! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >"$h_stage/resume.t" ||
-		! mv -f "$h_stage/resume.t" "$h_stage/resume"; then
+	if ! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >resume.t ||
+		! mv -f resume.t resume; then
 		h_rmtree "$h_stage"
 		h_say ERROR mkdir "cannot write in the stage (disk full?)"
 		return
 	fi
-	h_say STAGE "$h_id"
+	h_say STAGE "$h_id" "$h_share"
+}
+
+# h_enter: makes the stage (h_stage) this command's working directory, when
+# it is a directory the login owns that nobody else may enter or change
+# (drwx------, no ACL). Every stage operation after it uses relative paths:
+# in a store a team shares, a member may rename the stage and put a
+# directory or a symlink of their own at its name, and a path through that
+# name could then lead anywhere, the login's own files included. The
+# directory entered stays the one checked, whatever its name becomes.
+h_enter() {
+	cd -P -- "$h_stage" 2>/dev/null && [ -O . ] || return 1
+	h_sm=$(ls -ldn . 2>/dev/null) || return 1
+	case $h_sm in 'drwx------ '* | 'drwx------. '*) return 0 ;; esac
+	return 1
+}
+
+# h_instage: h_enter, into the stage of this push: it holds the push's key
+# (h_skey, which travels with the command and is written nowhere else), so
+# another private directory of the login's, reached through a symlink put
+# at the stage's name, is not taken for it.
+h_instage() {
+	h_enter && [ -n "$h_skey" ] && [ -f key ] && [ ! -L key ] || return 1
+	h_k=
+	{ IFS= read -r h_k <key; } 2>/dev/null
+	[ "$h_k" = "$h_skey" ]
+}
+
+# h_newstage: h_enter, into the stage just made: it must be empty (what
+# else was there, had the name been swapped for a link, is never
+# overwritten), and gets the push's key, never over a file.
+h_newstage() {
+	h_enter || return 1
+	set +f
+	for h_e in ./* ./.[!.]* ./..?*; do
+		if [ -e "$h_e" ] || [ -L "$h_e" ]; then
+			set -f
+			return 1
+		fi
+	done
+	set -f
+	(set -C && printf '%s\n' "$h_skey" >key) 2>/dev/null
 }
 
 # h_resume: takes over the stage an earlier push of this runtime left cut
@@ -72,7 +138,10 @@ h_op_pushcheck() {
 # it reads the archive. Says RESUME id offset sha256: the upload goes on
 # from offset (the cut, or the archive's length less the window), and the
 # archive's bytes before it, copied into a file of this push's own, have
-# that digest.
+# that digest. The stage taken over is entered (h_enter) and must hold the
+# taker's claim (taken-<stage token>), then gets this push's key. Returns 1
+# when there is nothing to resume, 2 when what was moved is not the stage
+# claimed.
 h_resume() {
 	set +f
 	for h_d in "$h_store"/.stage-*; do
@@ -90,27 +159,31 @@ h_resume() {
 		h_step resume.taken
 		mv "$h_d" "$h_stage" 2>/dev/null || continue
 		set -f
-		h_sz=$(wc -c <"$h_stage/artifact.tar" 2>/dev/null)
+		if ! h_enter || [ ! -f "taken-$h_stok" ] || [ -L "taken-$h_stok" ] ||
+			! printf '%s\n' "$h_skey" >key; then
+			return 2
+		fi
+		h_sz=$(wc -c <artifact.tar 2>/dev/null)
 		h_sz=${h_sz##* }
 		case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
 		# Where the bytes stop being whole: as a stopped client said, or
 		# the length less the window.
 		h_rc=
-		{ read -r h_rc <"$h_stage/cut"; } 2>/dev/null
+		{ read -r h_rc <./cut; } 2>/dev/null
 		case $h_rc in '' | *[!0-9]*) h_rc=$((h_sz - h_rw)) ;; esac
 		[ "$h_rc" -le "$h_sz" ] || h_rc=$h_sz
 		h_roff=$((h_rc / 65536 * 65536))
 		[ "$h_roff" -gt 0 ] || h_roff=0
-		rm -f "$h_stage/taken-$h_stok" "$h_stage/cut"
+		rm -f "taken-$h_stok" cut
 		# The bytes before the offset go into a new file: the push that was
 		# cut may only be stalled, and write on through what it holds open
 		# (the old file, gone once the new one takes its name).
-		if ! dd if="$h_stage/artifact.tar" of="$h_stage/artifact.new" bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
-			! mv -f "$h_stage/artifact.new" "$h_stage/artifact.tar"; then
+		if ! dd if=artifact.tar of=artifact.new bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
+			! mv -f artifact.new artifact.tar; then
 			h_rmtree "$h_stage"
 			return 1
 		fi
-		h_rsum=$(h_sha256 "$h_stage/artifact.tar")
+		h_rsum=$(h_sha256 artifact.tar)
 		h_say RESUME "$h_id" "$h_roff" "${h_rsum:--}"
 		return 0
 	done
@@ -122,7 +195,8 @@ h_resume() {
 # "<sha256>-<mode>") that runtimes already here hold with that digest and
 # mode (runtimes/.files/<id>: one "sha256 mode path" line per file) are
 # copied into the stage's pool, pool/<id>/<path>: one tar pipe per runtime
-# they come from where tar takes a list (-T), else a cp a file. Every copy is then hashed, and
+# they come from where tar takes a list (-T), else a cp a file. It runs in
+# the stage (h_enter). Every copy is then hashed, and
 # each one whose digest matches is said with HAVE PoolName path: the
 # upload carries a hard link to it instead of its bytes. A copy, never a
 # link to the other runtime's file: runtimes stay independent.
@@ -138,7 +212,7 @@ h_pool() {
 	done
 	set -f
 	[ $# -gt 0 ] || return 0
-	h_pd=$h_stage/pool
+	h_pd=pool
 	mkdir -p "$h_pd" || return 0
 	# "id<TAB>name<TAB>path" for the first holder of each file wanted,
 	# paths that climb out or are absolute left out.
@@ -152,9 +226,9 @@ h_pool() {
 			got[key] = 1
 			n = split(FILENAME, parts, "/")
 			print parts[n] "\t" key "\t" p
-		}' - "$@" >"$h_stage/pool.map" 2>/dev/null || return 0
+		}' - "$@" >pool.map 2>/dev/null || return 0
 	# Nothing wanted is here, or nothing could verify a copy.
-	[ -s "$h_stage/pool.map" ] && h_shatool || return 0
+	[ -s pool.map ] && h_shatool || return 0
 	# Only the files named: a name that became a directory since it was
 	# looked at is not copied whole (--no-recursion).
 	if tar -cf /dev/null --no-recursion -T /dev/null 2>/dev/null; then
@@ -169,14 +243,15 @@ h_pool() {
 				: >"$h_pd/$h_i.list"
 			fi
 			printf './%s\n' "$h_pp" >>"$h_pd/$h_i.list"
-		done <"$h_stage/pool.map"
+		done <pool.map
 		set +f
 		for h_l in "$h_pd"/*.list; do
 			[ -f "$h_l" ] || continue
 			h_i=${h_l##*/}
 			h_i=${h_i%.list}
+			# The list is opened here, in the stage, before the cd.
 			mkdir -p "$h_pd/$h_i" &&
-				(cd "$h_store/$h_i" && tar -cf - --no-recursion -T "$h_l" 2>/dev/null) | (cd "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
+				(cd "$h_store/$h_i" && tar -cf - --no-recursion -T - 2>/dev/null) <"$h_l" | (cd "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
 			rm -f "$h_l"
 		done
 		set -f
@@ -196,15 +271,15 @@ h_pool() {
 			if [ -f "$h_src" ] && [ ! -L "$h_src" ]; then
 				(umask 0 && cp "$h_src" "$h_pt" 2>/dev/null) && touch -r "$h_src" "$h_pt"
 			fi
-		done <"$h_stage/pool.map"
+		done <pool.map
 	fi
 	# Every copy is checked: its mode (find -perm, a mode at a time) and its
 	# digest. One that is not what its list says (or not a plain file) is
 	# not used, and travels.
-	awk -F '\t' '{ sub(/^.*-/, "", $2); print $2 }' "$h_stage/pool.map" | sort -u | while read -r h_m; do
+	awk -F '\t' '{ sub(/^.*-/, "", $2); print $2 }' pool.map | sort -u | while read -r h_m; do
 		case $h_m in '' | *[!0-7]*) continue ;; esac
 		find "$h_pd" -type f -perm "$h_m" | awk -v m="$h_m" '{ print m "\t" $0 }'
-	done >"$h_stage/pool.perm"
+	done >pool.perm
 	h_shafind "$h_pd" | awk -v pd="$h_pd/" '
 		FILENAME == ARGV[1] { split($0, f, "\t"); want[f[1] "/" f[3]] = f[2]; next }
 		FILENAME == ARGV[2] { m = $0; sub(/\t.*/, "", m); p = substr($0, length(m) + 2); mode[p] = m; next }
@@ -216,10 +291,10 @@ h_pool() {
 			if (!(q in want)) next
 			split(want[q], k, "-")
 			if (k[1] == sum && mode[p] == k[2]) print want[q] "\t" q
-		}' "$h_stage/pool.map" "$h_stage/pool.perm" - | while IFS='	' read -r h_k h_p; do
+		}' pool.map pool.perm - | while IFS='	' read -r h_k h_p; do
 		h_say HAVE "$h_k" "$h_p"
 	done
-	rm -f "$h_stage/pool.map" "$h_stage/pool.perm"
+	rm -f pool.map pool.perm
 }
 
 # h_collides: runtimes/<id> is taken by something that is not this runtime:
@@ -264,11 +339,20 @@ h_room() {
 # one, and one where another push took the stage over (it is that push's).
 h_op_promote() {
 	h_stage=$h_store/.stage-$h_stok
+	# Everything below works inside the stage, by relative paths (h_enter).
+	if ! h_instage; then
+		if [ -e "$h_stage" ] || [ -L "$h_stage" ]; then
+			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") is not the stage this push made: another push of $h_id took it over to resume it, or it was replaced (by a member of the store's group?); nothing was written through it"
+		else
+			h_say ERROR stage "the upload is missing from the stage"
+		fi
+		return
+	fi
 	# This push's stage, not one another push of this runtime took over to
 	# resume it (h_resume): the mark goes first, before anything else
 	# touches the stage, and only one can remove it.
-	if ! rm "$h_stage/resume" 2>/dev/null; then
-		if [ -f "$h_stage/artifact.tar" ]; then
+	if ! rm resume 2>/dev/null; then
+		if [ -f artifact.tar ]; then
 			h_say ERROR stage "another push of $h_id took this upload over to resume it"
 		else
 			h_say ERROR stage "the upload is missing from the stage"
@@ -276,7 +360,7 @@ h_op_promote() {
 		return
 	fi
 	h_step promote.marked
-	if [ ! -f "$h_stage/artifact.tar" ] || [ -L "$h_stage/artifact.tar" ]; then
+	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
 		h_say ERROR stage "the upload is missing from the stage"
 		h_rmtree "$h_stage"
 		return
@@ -286,21 +370,21 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	if ! h_room "$h_stage" $((h_size + h_entries * 4096)); then
+	if ! h_room . $((h_size + h_entries * 4096)); then
 		h_rmtree "$h_stage"
 		return
 	fi
 	# Digest and unpack side by side: both read the archive, which only
 	# this push writes (h_resume gives a stage it takes over a new one), and
 	# nothing leaves the stage before the digest matches.
-	h_sha256 "$h_stage/artifact.tar" >"$h_stage/sum" 2>/dev/null &
+	h_sha256 artifact.tar >sum 2>/dev/null &
 	h_sp=$!
-	h_e=$(cd "$h_stage" && umask 0 && tar -xof artifact.tar 2>&1 && h_modes 2>&1)
+	h_e=$(umask 0 && tar -xof artifact.tar 2>&1 && h_modes 2>&1)
 	h_ux=$?
 	wait "$h_sp"
 	h_shst=$?
 	h_got=
-	{ IFS= read -r h_got <"$h_stage/sum"; } 2>/dev/null
+	{ IFS= read -r h_got <sum; } 2>/dev/null
 	if [ "$h_shst" -eq 3 ]; then
 		h_nosha "none of those there works"
 	elif [ -z "$h_got" ]; then
@@ -318,7 +402,7 @@ h_op_promote() {
 		h_rmtree "$h_stage"
 		return
 	fi
-	rm -rf "$h_stage/artifact.tar" "$h_stage/pool"
+	rm -rf artifact.tar pool
 	if ! h_take; then
 		h_rmtree "$h_stage"
 		return
@@ -326,7 +410,7 @@ h_op_promote() {
 	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
 	h_release_say
 	# A stage whose tree was promoted holds only files.
-	if [ -d "$h_stage/tree" ]; then h_rmtree "$h_stage"; fi
+	if [ -d tree ]; then h_rmtree "$h_stage"; fi
 	rm -rf "$h_stage" "$h_scr"
 }
 
@@ -363,19 +447,19 @@ h_promote() {
 	fi
 	# mv -T (GNU, busybox) never moves into a directory that appeared
 	# meanwhile; elsewhere the path was just found absent.
-	if ! mv -T "$h_stage/tree" "$h_store/$h_id" 2>/dev/null &&
-		! { [ ! -e "$h_store/$h_id" ] && mv "$h_stage/tree" "$h_store/$h_id"; }; then
+	if ! mv -T tree "$h_store/$h_id" 2>/dev/null &&
+		! { [ ! -e "$h_store/$h_id" ] && mv tree "$h_store/$h_id"; }; then
 		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
 		return 1
 	fi
 	# The list of the runtime's files, for later pushes (h_pool). A
 	# promotion cut short before it only makes the runtime's files travel
 	# again.
-	if [ -f "$h_stage/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
+	if [ -f files ] && h_mkshared "$h_store/.files" 2>/dev/null; then
 		# As the tree: never into a directory (or a link to one) at the name.
-		mv -fT "$h_stage/files" "$h_store/.files/$h_id" 2>/dev/null ||
+		mv -fT files "$h_store/.files/$h_id" 2>/dev/null ||
 			{ [ ! -e "$h_store/.files/$h_id" ] && [ ! -L "$h_store/.files/$h_id" ] &&
-				mv -f "$h_stage/files" "$h_store/.files/$h_id" 2>/dev/null; }
+				mv -f files "$h_store/.files/$h_id" 2>/dev/null; }
 	fi
 	h_say PROMOTED "$h_id"
 }
@@ -385,8 +469,8 @@ h_promote() {
 # and gc removes it after the stale period.
 h_op_keepstage() {
 	h_stage=$h_store/.stage-$h_stok
-	if [ -d "$h_stage" ] && [ ! -L "$h_stage" ] && [ -f "$h_stage/resume" ]; then
-		printf '%s\n' "$h_cut" >"$h_stage/cut"
+	if h_instage && [ -f resume ]; then
+		printf '%s\n' "$h_cut" >./cut
 	fi
 	h_say RESUMABLE "$h_id"
 }

@@ -13,7 +13,7 @@ h_setup() {
 		h_root=$h_rootp
 	fi
 	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
-	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since=
+	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw= h_swap= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since=
 	# The lease this command's own lock carries; a command working under a
 	# manual hold (h_hold) takes the hold's (h_ownlease).
 	h_mylease=$h_lease
@@ -144,6 +144,9 @@ h_pathok() {
 		# sticky bit, as /tmp has: its members must not be able to swap
 		# each other's scratch directories.
 		if [ "$1" = "$h_store" ]; then h_gw=1; fi
+		# Others may rename what is in it: a stage, or the store
+		# itself (h_op_pushcheck).
+		if [ "$1" = "$h_store" ] || [ "$1" = "$h_root" ]; then h_swap=1; fi
 		if [ "$1" = "$h_runs" ]; then
 			case $3 in [1357]???) ;; *) h_why=nosticky && return 1 ;; esac
 		fi

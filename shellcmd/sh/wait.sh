@@ -95,9 +95,10 @@ h_acquire() {
 		# A minute-by-minute sign of life for a long wait: gc leaves a
 		# scratch directory, and the stage of a promotion waiting for the
 		# lock (which writes nothing to it), alone while they are fresh.
+		# A promotion works from inside its stage (h_enter).
 		if [ $((h_i % (60 * h_every))) -eq 0 ]; then
 			if [ -n "$h_scr" ]; then touch "$h_scr"; fi
-			if [ -n "$h_stage" ]; then touch "$h_stage"; fi
+			if [ -n "$h_stage" ]; then touch .; fi
 		fi
 		sleep "$h_nap"
 	done

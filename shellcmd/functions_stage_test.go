@@ -1,0 +1,83 @@
+package shellcmd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestShNewStage: h_newstage enters a stage just made and gives it the
+// push's key only when it is the login's, 0700 and empty; whatever else is
+// there (had the name been swapped) is never written.
+func TestShNewStage(t *testing.T) {
+	const key = "the-push-key"
+	cases := []struct {
+		name string
+		make func(t *testing.T, stage, victim string)
+		ok   bool
+	}{
+		{"made by the command", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o700) }, true},
+		{"group-writable", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o770) }, false},
+		{"open to all", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o755) }, false},
+		{"holding a file", func(t *testing.T, stage, _ string) {
+			mkdirMode(t, stage, 0o700)
+			fnWrite(t, stage+"/artifact.tar", "")
+		}, false},
+		{"holding a dot file", func(t *testing.T, stage, _ string) {
+			mkdirMode(t, stage, 0o700)
+			fnWrite(t, stage+"/.x", "")
+		}, false},
+		{"holding a key that links out", func(t *testing.T, stage, victim string) {
+			mkdirMode(t, stage, 0o700)
+			if err := os.Symlink(victim, stage+"/key"); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a symlink to a private directory", func(t *testing.T, stage, victim string) {
+			priv := filepath.Join(filepath.Dir(victim), "private")
+			mkdirMode(t, priv, 0o700)
+			fnWrite(t, priv+"/key", "the login's own\n")
+			if err := os.Symlink(priv, stage); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, _, _ := fnPaths(root)
+				fnMkdir(t, store)
+				stage := store + "/.stage-" + fnThird
+				victim := filepath.Join(t.TempDir(), "victim")
+				fnWrite(t, victim, "the login's file\n")
+				c.make(t, stage, victim)
+				r := fnRun{fns: []string{"h_newstage"}, vars: map[string]string{"h_stage": stage, "h_skey": key},
+					call: "h_newstage"}.do(t, sh, root)
+				if got := r.rc == 0; got != c.ok {
+					t.Fatalf("%s: h_newstage = %d, want success %v", sh[0], r.rc, c.ok)
+				}
+				if b, _ := os.ReadFile(victim); string(b) != "the login's file\n" {
+					t.Errorf("%s: the file a link led to was written: %q", sh[0], b)
+				}
+				b, err := os.ReadFile(stage + "/key")
+				switch {
+				case c.ok && string(b) != key+"\n":
+					t.Errorf("%s: the stage's key is %q (%v)", sh[0], b, err)
+				case !c.ok && c.name == "a symlink to a private directory" && string(b) != "the login's own\n":
+					t.Errorf("%s: the private directory's key was overwritten: %q", sh[0], b)
+				}
+			})
+		})
+	}
+}
+
+func mkdirMode(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever the umask.
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+}
