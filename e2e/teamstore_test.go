@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
+)
+
+// beforeUpload runs a hook ahead of each upload on the transport.
+type beforeUpload struct {
+	transport.Transport
+	hook func()
+}
+
+func (b beforeUpload) Upload(ctx context.Context, path string, r io.Reader, o transport.UploadOptions) (int64, error) {
+	b.hook()
+	return b.Transport.(transport.Uploader).Upload(ctx, path, r, o)
+}
+
+// TestTeamMemberCannotRedirectAPush: in a store whose root and runtimes/
+// its group may write, a member renames a push's stage and puts something of
+// their own at its name, before the upload or before the promotion, over
+// real sshd and OpenSSH's sftp-server (which follows every link). The push
+// fails, and the login's files the planted names lead to are unchanged:
+// a file a link names, and a private directory a link to it names, holding
+// what the stage held. (The member is played by the login itself, the
+// worst case: what is planted is the login's own.)
+func TestTeamMemberCannotRedirectAPush(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	home := filepath.Join(h.Dir, "home")
+	hostSh(t, h, "mkdir -m 700 "+shq(home))
+	const victim = "the login's own file\n"
+	// swap moves the stage away and plants, in the store as the member:
+	// "link" is a directory whose archive links to home/victim-N; "private"
+	// a link to home/private-N, a directory holding copies of the stage's
+	// files (all but its key, which the member cannot read).
+	swap := func(t *testing.T, rt, kind, n string) {
+		t.Helper()
+		v, p := shq(filepath.Join(home, "victim-"+n)), shq(filepath.Join(home, "private-"+n))
+		script := "cd " + shq(rt) + " && set -- .stage-* && [ $# = 1 ] && mv \"$1\" moved-" + n + " && "
+		switch kind {
+		case "link":
+			script += "printf %s " + shq(victim) + " >" + v + " && mkdir -m 700 \"$1\" && ln -s " + v + " \"$1/artifact.tar\""
+		case "private":
+			script += "mkdir -m 700 " + p + " && for f in artifact.tar resume; do if [ -f moved-" + n + "/$f ]; then cp moved-" + n + "/$f " + p + "/; fi; done && ln -s " + p + " \"$1\""
+		}
+		hostSh(t, h, script)
+	}
+	// listing is what home holds, every file with its digest and date.
+	listing := func(t *testing.T) string {
+		t.Helper()
+		return hostSh(t, h, "cd "+shq(home)+" && find . -type f -exec ls -ln --time-style=+%s.%N {} + | awk '{ print $1, $6, $7 }' && find . -type f -exec sha256sum {} + | sort")
+	}
+	cases := []struct {
+		kind, when string
+	}{{"link", "upload"}, {"private", "upload"}, {"link", "promote"}, {"private", "promote"}}
+	for i, c := range cases {
+		n := string(rune('a' + i))
+		// A store of its own: what a case plants is left there.
+		root := filepath.Join(h.Dir, "team-"+n)
+		rt := filepath.Join(root, "runtimes")
+		hostSh(t, h, "mkdir -p "+shq(rt)+" && chmod 775 "+shq(root)+" "+shq(rt))
+		art, err := store.Open(sourceTree(t, "team-"+n), "team"+n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := beforeUpload{Transport: dial(t, sshConfig(h)), hook: func() {}}
+		opts := store.PushOptions{}
+		var before string
+		if c.when == "upload" {
+			tr.hook = func() { swap(t, rt, c.kind, n); before = listing(t) }
+		} else {
+			opts.Uploaded = func(int64) { swap(t, rt, c.kind, n); before = listing(t) }
+		}
+		_, err = storeOn(tr, root).Push(ctxT(t), art, opts)
+		var he *store.HostError
+		switch {
+		case c.when == "upload" && !errors.Is(err, store.ErrStageReplaced):
+			t.Errorf("%s planted before the upload: %v; want %v", c.kind, err, store.ErrStageReplaced)
+		case c.when == "promote" && (!errors.As(err, &he) || he.Code != "stage"):
+			t.Errorf("%s planted before the promotion: %v; want the host to refuse the stage", c.kind, err)
+		}
+		if after := listing(t); after != before {
+			t.Errorf("%s planted before the %s: the login's files changed:\n%s\nwant\n%s", c.kind, c.when, after, before)
+		}
+		if out := hostSh(t, h, "ls -a "+shq(rt)); strings.Contains(out, art.ID()) {
+			t.Errorf("%s planted before the %s: %s was installed from it:\n%s", c.kind, c.when, art.ID(), out)
+		}
+	}
+}
