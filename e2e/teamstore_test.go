@@ -30,7 +30,7 @@ func (b beforeUpload) Upload(ctx context.Context, path string, r io.Reader, o tr
 // real sshd and OpenSSH's sftp-server (which follows every link). The push
 // fails, and the login's files the planted names lead to are unchanged:
 // a file a link names, and a private directory a link to it names, holding
-// what the stage held. (The member is played by the login itself, the
+// what the stage held; the stage moved away and what was planted stay. (The member is played by the login itself, the
 // worst case: what is planted is the login's own.)
 func TestTeamMemberCannotRedirectAPush(t *testing.T) {
 	t.Parallel()
@@ -54,10 +54,13 @@ func TestTeamMemberCannotRedirectAPush(t *testing.T) {
 		}
 		hostSh(t, h, script)
 	}
-	// listing is what home holds, every file with its digest and date.
-	listing := func(t *testing.T) string {
+	// listing is what home holds, every file with its digest and date,
+	// and what is in the store: the stage moved away and what was planted
+	// must stay (never written, never removed).
+	listing := func(t *testing.T, rt string) string {
 		t.Helper()
-		return hostSh(t, h, "cd "+shq(home)+" && find . -type f -exec ls -ln --time-style=+%s.%N {} + | awk '{ print $1, $6, $7 }' && find . -type f -exec sha256sum {} + | sort")
+		return hostSh(t, h, "cd "+shq(home)+" && find . -type f -exec ls -ln --time-style=+%s.%N {} + | awk '{ print $1, $6, $7 }' && find . -type f -exec sha256sum {} + | sort && "+
+			"cd "+shq(rt)+" && find . ! -name '.store-lock*' -exec ls -ldn {} + | awk '{ print $1, $3, $5, $NF }'")
 	}
 	cases := []struct {
 		kind, when string
@@ -76,9 +79,9 @@ func TestTeamMemberCannotRedirectAPush(t *testing.T) {
 		opts := store.PushOptions{}
 		var before string
 		if c.when == "upload" {
-			tr.hook = func() { swap(t, rt, c.kind, n); before = listing(t) }
+			tr.hook = func() { swap(t, rt, c.kind, n); before = listing(t, rt) }
 		} else {
-			opts.Uploaded = func(int64) { swap(t, rt, c.kind, n); before = listing(t) }
+			opts.Uploaded = func(int64) { swap(t, rt, c.kind, n); before = listing(t, rt) }
 		}
 		_, err = storeOn(tr, root).Push(ctxT(t), art, opts)
 		var he *store.HostError
@@ -88,7 +91,7 @@ func TestTeamMemberCannotRedirectAPush(t *testing.T) {
 		case c.when == "promote" && (!errors.As(err, &he) || he.Code != "stage"):
 			t.Errorf("%s planted before the promotion: %v; want the host to refuse the stage", c.kind, err)
 		}
-		if after := listing(t); after != before {
+		if after := listing(t, rt); after != before {
 			t.Errorf("%s planted before the %s: the login's files changed:\n%s\nwant\n%s", c.kind, c.when, after, before)
 		}
 		if out := hostSh(t, h, "ls -a "+shq(rt)); strings.Contains(out, art.ID()) {

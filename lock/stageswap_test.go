@@ -242,16 +242,19 @@ func (u uploadHook) Upload(ctx context.Context, path string, r io.Reader, o tran
 // TestStageReplacedBeforeTheUpload: in a store others may rename things in
 // (its root and runtimes/ writable by the group), the stage's name is given
 // to something else between the push's first command and its upload, which
-// opens the archive by that name. The upload finds that the file it opened
-// does not bear the date the host gave the archive, writes nothing, and
-// leaves both where they are. Without a swap, the same store takes the push.
+// opens the archive by that name. The upload writes nothing through it (the
+// file it opened is not the login's plain file of the date the host gave
+// the archive, or the open fails), and nothing at the name or moved away is
+// removed. Without a swap, the same store takes the push.
 func TestStageReplacedBeforeTheUpload(t *testing.T) {
 	cases := []struct {
 		name string
-		swap func(t *testing.T, stage string, v *victims)
+		root bool
+		swap func(t *testing.T, e *stepEnv, stage string, v *victims)
 	}{
-		{"none", nil},
-		{"a directory with a link", func(t *testing.T, stage string, v *victims) {
+		{"none", false, nil},
+		{"nothing", false, func(t *testing.T, e *stepEnv, stage string, v *victims) { moveAway(t, stage) }},
+		{"a directory with a link", false, func(t *testing.T, e *stepEnv, stage string, v *victims) {
 			moveAway(t, stage)
 			if err := os.Mkdir(stage, 0o700); err != nil {
 				t.Fatal(err)
@@ -260,7 +263,7 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"a symlink to a private directory", func(t *testing.T, stage string, v *victims) {
+		{"a symlink to a private directory", false, func(t *testing.T, e *stepEnv, stage string, v *victims) {
 			away := moveAway(t, stage)
 			priv := filepath.Join(v.dir, "private")
 			b, err := os.ReadFile(filepath.Join(away, "artifact.tar"))
@@ -275,9 +278,49 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// Nothing in it is the stage's, and a removal of the stage by its
+		// name would take it.
+		{"a runtime of the login's", false, func(t *testing.T, e *stepEnv, stage string, v *victims) {
+			other := e.bigArtifact(4 << 10)
+			if _, err := store.New(e.lock()).Push(e.ctx(), other, store.PushOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			moveAway(t, stage)
+			if err := os.Rename(filepath.Join(e.root, "runtimes", other.ID()), stage); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// A member's own plain file with the date the host gave the
+		// archive (touch's argv shows it): not the login's.
+		{"another user's file of that date", true, func(t *testing.T, e *stepEnv, stage string, v *victims) {
+			away := moveAway(t, stage)
+			fi, err := os.Stat(filepath.Join(away, "artifact.tar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(stage, "artifact.tar")
+			err = os.Mkdir(stage, 0o777)
+			if err == nil {
+				err = os.WriteFile(f, []byte("the member's file\n"), 0o666)
+			}
+			for _, p := range []string{stage, f} {
+				if err == nil {
+					err = os.Chown(p, 65534, 65534)
+				}
+			}
+			if err == nil {
+				err = os.Chtimes(f, fi.ModTime(), fi.ModTime())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.root && os.Geteuid() != 0 {
+				t.Skip("needs root, to plant another user's file; CI runs as root")
+			}
 			onStepShells(t, func(t *testing.T, e *stepEnv) {
 				for _, d := range []string{e.root, filepath.Join(e.root, "runtimes")} {
 					if err := os.Mkdir(d, 0o775); err != nil {
@@ -289,9 +332,13 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 				}
 				art := e.bigArtifact(1 << 20)
 				v := newVictims(t)
+				var stage string
+				var planted []string
 				tr := uploadHook{Transport: e.dial(), before: func(string) {
 					if c.swap != nil {
-						c.swap(t, e.stageOf(), v)
+						stage = e.stageOf()
+						c.swap(t, e, stage, v)
+						planted = tree(t, stage)
 					}
 				}}
 				l := lock.New(remote.New(tr), shellcmd.Root{Path: e.root})
@@ -303,18 +350,54 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 					e.checkRuntime(art)
 					return
 				}
-				// A link as the archive's own name is not even opened
-				// here (the local transport opens with O_NOFOLLOW);
-				// through sftp-server it is, and the check refuses it
-				// (TestUploadChecksEveryFileFirst).
-				if err == nil || (c.name != "a directory with a link" && !errors.Is(err, store.ErrStageReplaced)) {
+				// A link or nothing at the archive's own name is not
+				// even opened here (the local transport opens with
+				// O_NOFOLLOW); through sftp-server a link is, and the
+				// check refuses it (TestTeamMemberCannotRedirectAPush).
+				if err == nil || (c.name != "a directory with a link" && c.name != "nothing" && c.name != "a runtime of the login's" && !errors.Is(err, store.ErrStageReplaced)) {
 					t.Fatalf("the push: %v; want %v", err, store.ErrStageReplaced)
 				}
 				v.untouched(t)
 				if _, err := os.Lstat(filepath.Join(e.root, "runtimes", "moved-away", "artifact.tar")); err != nil {
 					t.Fatalf("the stage moved away: %v", err)
 				}
+				if got := tree(t, stage); !slices.Equal(got, planted) {
+					t.Fatalf("what was put at the stage's name changed:\n  %q\nwant\n  %q", got, planted)
+				}
 			})
 		})
 	}
+}
+
+// tree lists p (not followed when a link) and what it holds, with the
+// contents of files: what a test expects to find unchanged.
+func tree(t *testing.T, p string) []string {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.IsDir() {
+		return []string{fi.Mode().Type().String()}
+	}
+	var out []string
+	err = filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(p, q)
+		if d.Type().IsRegular() {
+			b, _ := os.ReadFile(q)
+			rel += "=" + string(b)
+		}
+		out = append(out, rel+" "+d.Type().String())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -452,7 +452,10 @@ func (e *stepEnv) cutStage(art *store.Artifact) {
 	var once sync.Once
 	_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Stop: stop, Progress: func(sent, total int64) {
 		if sent > total/2 {
-			once.Do(func() { close(stop) })
+			// The upload reads nothing more until the stop has ended
+			// it: a fast one would otherwise end first, and its
+			// promotion be what is stopped.
+			once.Do(func() { close(stop); time.Sleep(500 * time.Millisecond) })
 		}
 	}})
 	if !errors.Is(err, store.ErrStopped) {

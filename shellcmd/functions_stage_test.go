@@ -7,8 +7,9 @@ import (
 )
 
 // TestShNewStage: h_newstage enters a stage just made and gives it the
-// push's key only when it is the login's, 0700 and empty; whatever else is
-// there (had the name been swapped) is never written.
+// push's key only when it is the entry of that name in the store, the
+// login's, 0700 and empty; whatever else is there (had the name been
+// swapped) is never written.
 func TestShNewStage(t *testing.T) {
 	const key = "the-push-key"
 	cases := []struct {
@@ -30,6 +31,14 @@ func TestShNewStage(t *testing.T) {
 		{"holding a key that links out", func(t *testing.T, stage, victim string) {
 			mkdirMode(t, stage, 0o700)
 			if err := os.Symlink(victim, stage+"/key"); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		// Empty, like the stage just made: only where it is tells.
+		{"a symlink to an empty private directory", func(t *testing.T, stage, victim string) {
+			priv := filepath.Join(filepath.Dir(victim), "private")
+			mkdirMode(t, priv, 0o700)
+			if err := os.Symlink(priv, stage); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
@@ -65,6 +74,8 @@ func TestShNewStage(t *testing.T) {
 					t.Errorf("%s: the stage's key is %q (%v)", sh[0], b, err)
 				case !c.ok && c.name == "a symlink to a private directory" && string(b) != "the login's own\n":
 					t.Errorf("%s: the private directory's key was overwritten: %q", sh[0], b)
+				case !c.ok && c.name == "a symlink to an empty private directory" && err == nil:
+					t.Errorf("%s: a key was written in the private directory", sh[0])
 				}
 			})
 		})

@@ -76,7 +76,7 @@ var (
 	OpRollback = &Op{Name: "rollback", Sends: join(waiting, []Verb{Activated, NoPrevious, NotFound}),
 		Ends: join(releasing, []Verb{NoPrevious, NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
 	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{Pinned, Unpinned, NotFound}),
-		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release"})}
+		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "pin"})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{Keep, Delete, Sweep, NoProc}),
 		Ends: join(releasing, []Verb{NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "gc"})}
 	// OpDoctor is read-only; it runs without h_setup (its Main is

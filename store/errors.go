@@ -40,7 +40,7 @@ var (
 	// archive the push's first command made there: in a store others may
 	// rename things in, the stage's name was given to something else.
 	// Nothing was written through it, and it is left where it is.
-	ErrStageReplaced = errors.New("the stage on the host was replaced before the upload (by a member of the store's group?); nothing was written through it, and it was left alone")
+	ErrStageReplaced = errors.New("the stage on the host was not the one the push made when the upload opened it: someone renames entries in the store (its group may write it); nothing was written or removed: push again, and find out who if it happens again")
 )
 
 // HostError is an ERROR verdict of a store command, with one of the store's
@@ -67,6 +67,7 @@ var storeCodes = map[string]func(detail string) string{
 	"promote":  func(d string) string { return "the host could not promote the runtime: " + d },
 	"switch":   func(d string) string { return "the host could not switch current: " + d },
 	"stage":    func(d string) string { return "the upload's stage: " + d },
+	"pin":      func(d string) string { return "the host could not pin the runtime: " + d },
 	"nosha256": func(d string) string { return "the host could not verify the upload: " + d },
 	"gc":       func(d string) string { return "gc: " + d },
 }

@@ -165,3 +165,45 @@ func TestByRefCostsOneCommandForAnID(t *testing.T) {
 		t.Fatalf("unknown id: want ErrNotFound, got %v", err)
 	}
 }
+
+// TestPinNeverWritesThroughALink: a link at a runtime's pin path (in a store
+// its group may write, a member can put one there) is not a pin, and
+// pinning neither truncates nor writes what it leads to.
+func TestPinNeverWritesThroughALink(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	a := artifact(t, "app", "1")
+	if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("the login's file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pins := filepath.Join(root, "runtimes", ".pins")
+	if err := os.MkdirAll(pins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(pins, a.ID())); err != nil {
+		t.Fatal(err)
+	}
+	var he *store.HostError
+	if err := s.Pin(ctx, a.ID(), false, time.Minute, lock.Events{}); !errors.As(err, &he) || he.Code != "pin" {
+		t.Errorf("pin through a link at the pin's path: %v; want the host to refuse (pin)", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "the login's file\n" {
+		t.Fatalf("the file the link leads to was written: %q", b)
+	}
+	// Once the link is gone, the pin is made, and made again is still one.
+	if err := os.Remove(filepath.Join(pins, a.ID())); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.Pin(ctx, a.ID(), false, time.Minute, lock.Events{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(pins, a.ID())); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the pin: %v %v", fi, err)
+	}
+}

@@ -317,8 +317,15 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	// The host made the archive's file in the stage (h_op_pushcheck).
 	o := transport.UploadOptions{Streams: st.streams, Existing: true}
 	if st.shared {
+		// The login's own plain file, of the date only the host gave it:
+		// the date is no secret (touch's argv), but only the login can
+		// give a file of the login's a date.
+		uid, uidErr := s.loginUID()
 		o.Check = func(fi fs.FileInfo) error {
-			if fi.Mode().IsRegular() && fi.ModTime().Equal(st.stamp) {
+			if uidErr != nil {
+				return uidErr
+			}
+			if owner, ok := transport.FileOwner(fi); ok && owner == uid && fi.Mode().IsRegular() && fi.ModTime().Equal(st.stamp) {
 				return nil
 			}
 			return fmt.Errorf("%w (%s is not the archive the host made there)", ErrStageReplaced, dest)
@@ -362,6 +369,19 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 }
 
 var errRestart = errors.New("restarting the upload")
+
+// loginUID is the login's uid on the host, from its facts.
+func (s *Store) loginUID() (uint32, error) {
+	f := s.l.Host().Facts()
+	if f == nil {
+		return 0, errors.New("the host did not say its login's uid")
+	}
+	uid, err := strconv.ParseUint(f.UID, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("the host said an odd uid for its login: %q", f.UID)
+	}
+	return uint32(uid), nil
+}
 
 // stagePath is where this push's archive goes on the host.
 func (s *Store) stagePath(token string) (string, error) {

@@ -86,7 +86,16 @@ h_op_pin() {
 		if [ -n "$h_unpin" ]; then
 			rm -f "$h_store/.pins/$h_id" && h_say UNPINNED "$h_id"
 		else
-			h_mkshared "$h_store/.pins" && true >"$h_store/.pins/$h_id" && h_say PINNED "$h_id"
+			# A pin is an empty file; one made here never truncates
+			# what a link put at its name leads to (set -C).
+			h_pin=$h_store/.pins/$h_id
+			if h_mkshared "$h_store/.pins" && { { [ -f "$h_pin" ] && [ ! -L "$h_pin" ]; } || (set -C && : >"$h_pin") 2>/dev/null; }; then
+				h_say PINNED "$h_id"
+			elif [ -e "$h_pin" ] || [ -L "$h_pin" ]; then
+				h_say ERROR pin "$(h_oneline "$h_storedir/.pins/$h_id") is not a plain file (a link?), so hoist left it alone: remove it by hand and pin again"
+			else
+				h_say ERROR pin "cannot write $(h_oneline "$h_storedir/.pins/$h_id"): check free space and permissions on the store"
+			fi
 		fi
 	fi
 	h_release_say

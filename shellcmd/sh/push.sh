@@ -45,12 +45,12 @@ h_op_pushcheck() {
 			return
 		fi
 		if ! h_newstage; then
-			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") was replaced right after it was made (by a member of the store's group?); nothing was written through it"
+			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") was not the private directory just made there when it was entered ($(h_oneline "${h_sm:-not one}")): someone renames entries in $h_storedir (its group may write it); nothing was written or removed: push again, and find out who if it happens again"
 			return
 		fi
 		;;
 	2)
-		h_say ERROR stage "the stage taken over to resume $h_id was replaced while it was moved (by a member of the store's group?); nothing was written through it"
+		h_say ERROR stage "the stage taken over to resume $h_id was not the one claimed when it was entered: someone renames entries in $h_storedir (its group may write it); nothing was written or removed: push again, and find out who if it happens again"
 		return
 		;;
 	esac
@@ -60,7 +60,7 @@ h_op_pushcheck() {
 	# a later push of this runtime resumes the stage if this upload is cut
 	# short (the promotion removes it first).
 	if ! { [ -f artifact.tar ] || (umask 077 && : >artifact.tar); }; then
-		h_rmtree "$h_stage"
+		h_unstage
 		h_say ERROR mkdir "cannot write in the stage (disk full?)"
 		return
 	fi
@@ -71,8 +71,8 @@ h_op_pushcheck() {
 	h_share=private
 	if [ -n "$h_swap" ]; then
 		if ! TZ=UTC0 touch -m -t "$h_stamp" artifact.tar 2>/dev/null; then
-			h_rmtree "$h_stage"
-			h_say ERROR stage "cannot set the date of the stage's archive (touch -t)"
+			h_unstage
+			h_say ERROR stage "cannot date the stage's archive with touch -t, which a store its group may write needs: install coreutils there"
 			return
 		fi
 		h_share=shared
@@ -80,7 +80,7 @@ h_op_pushcheck() {
 	h_pool
 	if ! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >resume.t ||
 		! mv -f resume.t resume; then
-		h_rmtree "$h_stage"
+		h_unstage
 		h_say ERROR mkdir "cannot write in the stage (disk full?)"
 		return
 	fi
@@ -88,17 +88,43 @@ h_op_pushcheck() {
 }
 
 # h_enter: makes the stage (h_stage) this command's working directory, when
-# it is a directory the login owns that nobody else may enter or change
-# (drwx------, no ACL). Every stage operation after it uses relative paths:
-# in a store a team shares, a member may rename the stage and put a
-# directory or a symlink of their own at its name, and a path through that
-# name could then lead anywhere, the login's own files included. The
-# directory entered stays the one checked, whatever its name becomes.
+# it is, as it is entered, the entry of that name in the store (not a
+# directory elsewhere that a symlink put at the name leads to: test -ef
+# compares device and inode, in the shell), a directory the login owns and
+# nobody else may enter or change (drwx------, no ACL; h_sm is what ls
+# said). Every stage operation after it uses relative paths: in a store a
+# team shares, a member may rename the stage and put a directory or a
+# symlink of their own at its name, and a path through that name could then
+# lead anywhere, the login's own files included. The directory entered
+# stays the one checked, whatever its name becomes.
 h_enter() {
-	cd -P -- "$h_stage" 2>/dev/null && [ -O . ] || return 1
+	h_sm=
+	# shellcheck disable=SC3013 # test -ef: in dash, bash, busybox, mksh, ksh and BSD sh, and tested under the first four
+	cd -P -- "$h_stage" 2>/dev/null && [ -O . ] && [ .. -ef "$h_store" ] && [ . -ef "../${h_stage##*/}" ] || return 1
 	h_sm=$(ls -ldn . 2>/dev/null) || return 1
-	case $h_sm in 'drwx------ '* | 'drwx------. '*) return 0 ;; esac
+	# "." is SELinux's mark, "@" extended attributes (macOS); "+" would be
+	# an ACL, which may let others in.
+	case $h_sm in 'drwx------ '* | 'drwx------. '* | 'drwx------@ '*) return 0 ;; esac
 	return 1
+}
+
+# h_unstage: removes the stage this command entered (h_enter), from
+# inside: nobody else can change what it holds, so emptying it follows no
+# link of anyone's. Then the directory itself goes by its name in the
+# directory that holds it, if it is there and empty: rmdir never follows a
+# link and removes nothing else. What was put at the stage's name by
+# others is never removed.
+h_unstage() {
+	# Read-only directories of a tree not promoted are made writable
+	# first (find never follows a link).
+	if [ -d tree ] || [ -d pool ]; then
+		find . -type d ! -perm -700 -exec chmod u+rwx {} \; 2>/dev/null
+	fi
+	set +f
+	rm -rf ./* ./.[!.]* ./..?* 2>/dev/null
+	set -f
+	cd .. && rmdir "./${h_stage##*/}" 2>/dev/null
+	return 0
 }
 
 # h_instage: h_enter, into the stage of this push: it holds the push's key
@@ -125,7 +151,9 @@ h_newstage() {
 		fi
 	done
 	set -f
-	(set -C && printf '%s\n' "$h_skey" >key) 2>/dev/null
+	# echo is built into every shell (printf is not into mksh): the key
+	# never shows in a process list.
+	(set -C && echo "$h_skey" >key) 2>/dev/null
 }
 
 # h_resume: takes over the stage an earlier push of this runtime left cut
@@ -160,7 +188,7 @@ h_resume() {
 		mv "$h_d" "$h_stage" 2>/dev/null || continue
 		set -f
 		if ! h_enter || [ ! -f "taken-$h_stok" ] || [ -L "taken-$h_stok" ] ||
-			! printf '%s\n' "$h_skey" >key; then
+			! echo "$h_skey" >key; then
 			return 2
 		fi
 		h_sz=$(wc -c <artifact.tar 2>/dev/null)
@@ -180,7 +208,7 @@ h_resume() {
 		# (the old file, gone once the new one takes its name).
 		if ! dd if=artifact.tar of=artifact.new bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
 			! mv -f artifact.new artifact.tar; then
-			h_rmtree "$h_stage"
+			h_unstage
 			return 1
 		fi
 		h_rsum=$(h_sha256 artifact.tar)
@@ -362,16 +390,16 @@ h_op_promote() {
 	h_step promote.marked
 	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
 		h_say ERROR stage "the upload is missing from the stage"
-		h_rmtree "$h_stage"
+		h_unstage
 		return
 	fi
 	if ! h_shaany; then
 		h_nosha
-		h_rmtree "$h_stage"
+		h_unstage
 		return
 	fi
 	if ! h_room . $((h_size + h_entries * 4096)); then
-		h_rmtree "$h_stage"
+		h_unstage
 		return
 	fi
 	# Digest and unpack side by side: both read the archive, which only
@@ -399,19 +427,18 @@ h_op_promote() {
 		h_got=ok
 	fi
 	if [ "$h_got" != ok ]; then
-		h_rmtree "$h_stage"
+		h_unstage
 		return
 	fi
 	rm -rf artifact.tar pool
 	if ! h_take; then
-		h_rmtree "$h_stage"
+		h_unstage
 		return
 	fi
 	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
 	h_release_say
-	# A stage whose tree was promoted holds only files.
-	if [ -d tree ]; then h_rmtree "$h_stage"; fi
-	rm -rf "$h_stage" "$h_scr"
+	h_unstage
+	rm -rf "$h_scr"
 }
 
 # h_modes: in the stage, gives directories their real modes. They were
@@ -438,10 +465,12 @@ h_promote() {
 		return 0
 	fi
 	h_collides && return 1
+	# The mark is written in the stage, where nobody else can put a link
+	# to write through, and renamed into .meta (never into a directory at
+	# its name, as the tree below).
 	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
-		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" >"$h_store/.meta/.$h_id-$h_me" ||
-		! mv -f "$h_store/.meta/.$h_id-$h_me" "$h_store/.meta/$h_id"; then
-		rm -f "$h_store/.meta/.$h_id-$h_me"
+		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" >mark ||
+		! h_movein mark "$h_store/.meta/$h_id"; then
 		h_say ERROR promote "cannot mark $h_id verified (disk full?)"
 		return 1
 	fi
@@ -456,12 +485,17 @@ h_promote() {
 	# promotion cut short before it only makes the runtime's files travel
 	# again.
 	if [ -f files ] && h_mkshared "$h_store/.files" 2>/dev/null; then
-		# As the tree: never into a directory (or a link to one) at the name.
-		mv -fT files "$h_store/.files/$h_id" 2>/dev/null ||
-			{ [ ! -e "$h_store/.files/$h_id" ] && [ ! -L "$h_store/.files/$h_id" ] &&
-				mv -f files "$h_store/.files/$h_id" 2>/dev/null; }
+		h_movein files "$h_store/.files/$h_id"
 	fi
 	h_say PROMOTED "$h_id"
+}
+
+# h_movein FILE PATH: renames FILE to PATH, replacing a file or a link
+# there, never moving into a directory (or a link to one) at PATH: mv -T
+# (GNU, busybox), elsewhere only when PATH is absent.
+h_movein() {
+	mv -fT "$1" "$2" 2>/dev/null ||
+		{ [ ! -e "$2" ] && [ ! -L "$2" ] && mv -f "$1" "$2" 2>/dev/null; }
 }
 
 # h_op_keepstage: marks this push's stage "cut" after its upload was
@@ -475,10 +509,12 @@ h_op_keepstage() {
 	h_say RESUMABLE "$h_id"
 }
 
-# h_op_dropstage: removes this push's stage after a failed upload. A stage
-# whose upload was stopped or ended in an unknown outcome is left for the
-# next push to resume, and for gc.
+# h_op_dropstage: removes this push's stage after a failed upload, when the
+# stage's name still leads to it (h_instage); what someone else put there
+# is left alone. A stage whose upload was stopped or ended in an unknown
+# outcome is left for the next push to resume, and for gc.
 h_op_dropstage() {
-	h_rmtree "$h_store/.stage-$h_stok"
+	h_stage=$h_store/.stage-$h_stok
+	if h_instage; then h_unstage; fi
 	h_say DROPPED
 }
