@@ -832,6 +832,12 @@ func TestShLeaseFence(t *testing.T) {
 		{name: "owned: age unknown", lock: fnlAged(fnMe, "1200", 5000), vars: map[string]string{"h_stat": "none"},
 			call: "h_owned", rc: 0, left: fnHeldLeft(fnMe)},
 		{name: "owned: the lock someone else's", lock: fnlAged(fnOther, "1200", 1), call: "h_owned", rc: 1, left: fnHeldLeft(fnOther)},
+		// Our lease ran out, and a waiter steals our record while our age
+		// is read (the steal is in date's double): the age is unknown
+		// then, and the record gone.
+		{name: "owned: our lapsed record stolen while its age is read", lock: fnlPinned(fnMe, "1200", 5000),
+			defs: `date() { case $1 in +%s) mv "$h_lock/$h_me/rec" "$h_lock.stolen-x" 2>/dev/null; echo ` + strconv.Itoa(fnEpoch) + ` ;; *) command date "$@" ;; esac; }`,
+			call: "h_owned", rc: 1, left: []string{LockName + "/", LockName + "/" + fnMe + "/", LockName + ".stolen-x"}},
 		{name: "owned: free", call: "h_owned", rc: 1},
 		{name: "fresh: no record is fresh (age unknown)", call: "h_fresh", rc: 0},
 		{name: "fence: fresh", lock: fnlAged(fnMe, "1200", 100), defs: steps, call: "h_fence", rc: 0,

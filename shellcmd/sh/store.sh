@@ -7,8 +7,12 @@
 # still ours, that is while <lock>/<me>/rec exists and its lease has not run
 # out (h_fresh), checked in the same command that acts; a holder whose lock
 # was taken over, or whose lease lapsed, stops with LOST instead of writing
-# over its successor's work.
-h_owned() { [ -f "$h_lock/$h_me/rec" ] && h_fresh; }
+# over its successor's work. The age comes first: the age of a record that
+# is gone is unknown (h_fresh passes it), and a record never comes back, so
+# the look that follows sees the one whose age was read. The other way
+# round, a record stolen between the two looks (its lease having run out)
+# would pass as one of unknown age.
+h_owned() { h_fresh && [ -f "$h_lock/$h_me/rec" ]; }
 
 # h_fresh: our record was touched (created or renewed) no more than our
 # lease ago (the stale rule's own bound, h_stealable), or its age cannot be

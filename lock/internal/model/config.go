@@ -45,10 +45,15 @@ const (
 	// start time would, the pid being reused): every held lock of this boot
 	// is judged exited.
 	ExitedWhileRunning
+	// FenceLooksFirst is h_owned as first written: [ -f L/me/rec ], then
+	// the record's age, which is "unknown" (and passes) when the record
+	// was taken in between: a holder whose lease ran out, and whose lock
+	// was stolen, passes its fence.
+	FenceLooksFirst
 )
 
 var variantNames = [...]string{"fragments", "whole-directory steal", "check-then-release", "ownerless birth", "retry and undo",
-	"heartbeat revives", "exited while running"}
+	"heartbeat revives", "exited while running", "fence looks first"}
 
 func (v Variant) String() string { return variantNames[v] }
 

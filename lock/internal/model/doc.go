@@ -32,8 +32,9 @@
 //     create.undo-rm, create.cleanup;
 //   - h_clear (sample.sh): clear.judged (rm -f L/.owner-*), clear.glob (the
 //     expansion of L/*), clear.rmdir-token (one per word), clear.rmdir-lock;
-//   - holding: fence (h_owned, store.sh: the record is there and, by the
-//     holder's clock, its lease has not run out) and fence.checked (the
+//   - holding: fence.aged and fence (h_owned, store.sh: by the holder's
+//     clock the record's lease has not run out, or the record is gone and
+//     its age unknown; then the record is there) and fence.checked (the
 //     mutation h_fence allowed); beat (h_renew, a heartbeat: touch -c
 //     L/me/rec, disowned when the lease had run out before it, or the
 //     record is gone: the holder takes its lock as lost, as after a fence
@@ -77,7 +78,9 @@
 // Explore checks, in every reachable state and step: TwoHolders (of the
 // clients that believe they hold the lock, at most one holds a token whose
 // lease has not run out; a forced break ends the lease of the token it
-// names; a fence's mutation needs the lock or an expired lease), NonOwner
+// names; a fence's mutation needs the lock or an expired lease), StaleFence
+// (a fence passes only after a look that saw its record with its lease
+// unexpired), NonOwner
 // (a record leaves L only by its owner's release or by a steal or break of
 // that very token, judged stealable or forced when sampled, an exited
 // judgement only if its creator had crashed then; rmdir never takes a

@@ -10,6 +10,7 @@ const (
 	TwoHolders   = "never two holders unless one's lease expired"
 	NonOwner     = "never a lock removed by a non-owner"
 	DebrisBlocks = "no debris blocks progress"
+	StaleFence   = "never a fence passed that did not see its lease unexpired"
 )
 
 // Violation is a state or a step that breaks an invariant, with a shortest
@@ -189,6 +190,9 @@ func (x *search) checkStep(i int, s, n *State, c int, l Label) {
 			}
 			x.violate(NonOwner, fmt.Sprintf("client %c (%s) at %s removed %s", 'A'+c, tokName(me), cl.where(), what), i, &l, nil)
 		}
+	}
+	if cl.Pos == PFenceChecked && !cl.Fresh {
+		x.violate(StaleFence, fmt.Sprintf("client %c passed its fence on %s without a look that saw its record with its lease unexpired", 'A'+c, tokName(me)), i, &l, nil)
 	}
 	if cl.Pos == PFenceChecked && !(s.Lock && s.Rec.has(me)) && !s.Expired.has(me) {
 		x.violate(TwoHolders, fmt.Sprintf("client %c mutated the store after its lock %s was taken, its lease unexpired", 'A'+c, tokName(me)), i, &l, nil)

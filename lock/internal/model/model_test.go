@@ -224,6 +224,13 @@ func TestModelFindsExitedWhileRunning(t *testing.T) {
 	findsBug(t, ExitedWhileRunning, NonOwner, TwoHolders)
 }
 
+// TestModelFindsFenceLooksFirst: a fence that looks for its record before
+// reading its age passes when the record is stolen between the two (its
+// lease having run out): the age of a record that is gone is unknown.
+func TestModelFindsFenceLooksFirst(t *testing.T) {
+	findsBug(t, FenceLooksFirst, StaleFence)
+}
+
 // TestModelFindsTokenReuse: h_create as first written published a second
 // lock of the same token after its first was taken before it looked; a
 // steal judged on the first then takes the second from a live holder. Three

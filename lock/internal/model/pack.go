@@ -2,7 +2,7 @@ package model
 
 import "fmt"
 
-// key is a State packed into 217 bits, for the search's visited set: a
+// key is a State packed into 220 bits, for the search's visited set: a
 // quarter of the memory, and a quarter of the hashing, of the State itself.
 // Only the three explored clients are packed (the fresh one of the progress
 // check never is), so a token index is one of 0..5 or 8..13.
@@ -78,7 +78,7 @@ func pack(s *State) key {
 		b.put(uint64(cl.Judged+1), 4)
 		b.put(uint64(cl.Why), 3)
 		b.put(uint64(cl.Ret), 3)
-		for _, v := range []bool{cl.Crashed, cl.Gone, cl.Dead, cl.OL, cl.Into, cl.Publ} {
+		for _, v := range []bool{cl.Crashed, cl.Gone, cl.Dead, cl.OL, cl.Into, cl.Publ, cl.Fresh} {
 			b.putBool(v)
 		}
 		b.putSet(cl.Glob)
@@ -108,7 +108,7 @@ func unpack(k key) State {
 		cl.Judged = Tok(b.get(4)) - 1
 		cl.Why = Why(b.get(3))
 		cl.Ret = Ret(b.get(3))
-		for _, v := range []*bool{&cl.Crashed, &cl.Gone, &cl.Dead, &cl.OL, &cl.Into, &cl.Publ} {
+		for _, v := range []*bool{&cl.Crashed, &cl.Gone, &cl.Dead, &cl.OL, &cl.Into, &cl.Publ, &cl.Fresh} {
 			*v = b.getBool()
 		}
 		cl.Glob = b.getSet()

@@ -25,6 +25,7 @@ const (
 	PCreateCleanup  // rm -rf L.new-me
 	// Holding: the command under the lock, h_fence and h_renew, store.sh.
 	PHold         // critical section: next is a fence, a heartbeat or the release
+	PFenceAged    // h_owned's second look: [ -f L/me/rec ] (FenceLooksFirst: the age)
 	PFenceChecked // fence.checked: the store mutation h_fence allowed
 	// h_release, release.sh.
 	PReleaseCAS    // release.cas after h_fence or a heartbeat said LOST: mv L/me/rec L.released-me
@@ -60,6 +61,7 @@ var posNames = [...]string{
 	PCreateUndoRm:   "create.undo-rm",
 	PCreateCleanup:  "create.cleanup",
 	PHold:           "hold",
+	PFenceAged:      "fence.aged",
 	PFenceChecked:   "fence.checked",
 	PReleaseCAS:     "release.cas",
 	PReleaseRemove:  "release.rm",
@@ -93,7 +95,9 @@ var retNames = [...]string{"acquire", "steal", "break", "release", "break"}
 
 // holding reports whether a client at p believes it holds the lock: it is
 // in its critical section (a fence passed or not), or about to release.
-func holding(p Pos) bool { return p == PHold || p == PFenceChecked || p == PReleaseWhole }
+func holding(p Pos) bool {
+	return p == PHold || p == PFenceAged || p == PFenceChecked || p == PReleaseWhole
+}
 
 // idle reports whether a client at p is between operations: it holds
 // nothing half done, so stopping there leaves nothing behind.

@@ -11,14 +11,28 @@ func (m *Model) hold(s *State, c, choice int, d *desc) bool {
 	switch {
 	case cl.Pos == PHold && choice == 2:
 		return m.beat(s, c, d)
-	case cl.Pos == PHold && choice == 0:
-		// h_owned: the record is there, and by the holder's clock its
-		// lease has not run out.
-		ok := s.Lock && s.Rec.has(me) && !s.Expired.has(me)
-		d.op("fence", ok, "h_owned: [ -f L/$/rec ] and the lease of $ has not run out", me, noTok)
+	case cl.Pos == PHold && choice == 0, cl.Pos == PFenceAged:
+		// h_owned, two looks: h_fresh (the record's age: within its
+		// lease by the holder's clock, or unknown when the record is
+		// gone), then [ -f L/me/rec ]. A record never comes back, so a
+		// fence that passes saw it with its lease unexpired.
+		age := (cl.Pos == PHold) != (m.Variant == FenceLooksFirst)
+		present := s.Lock && s.Rec.has(me)
+		ok := present
+		if age {
+			ok = !present || !s.Expired.has(me)
+			cl.Fresh = present && !s.Expired.has(me)
+			d.op("fence.aged", ok, "h_fresh: L/$/rec is within its lease, or gone (its age unknown)", me, noTok)
+		} else {
+			d.op("fence", ok, "[ -f L/$/rec ]", me, noTok)
+		}
+		next := PFenceAged
+		if cl.Pos == PFenceAged {
+			next = PFenceChecked
+		}
 		cl.Pos = PReleaseCAS // LOST: the op ends with its release
 		if ok {
-			cl.Pos = PFenceChecked
+			cl.Pos = next
 		}
 	case cl.Pos == PFenceChecked:
 		d.op("fence.checked", true, "the store mutation h_fence allowed", me, noTok)

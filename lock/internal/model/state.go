@@ -139,6 +139,7 @@ type Client struct {
 	OL      bool // h_ol: the last sample was ownerless
 	Into    bool // mv found L a directory: it moves into it
 	Publ    bool // this acquire's token was published at L once already
+	Fresh   bool // this fence saw its record with its lease unexpired
 	Ret     Ret  // where h_clear returns to
 	Glob    Set  // token directories still to rmdir (the expansion of L/*)
 }
