@@ -197,3 +197,45 @@ func TestShClear(t *testing.T) {
 			call: "h_clear", left: []string{LockName + "/", LockName + "/README"}},
 	})
 }
+
+// TestShAcquireUnderChurnIsNotAMissingStore: another client's lock that is
+// there when h_create looks and gone by the next look (taken and released
+// in between, as under many clients) is a race lost, not a store that
+// cannot be written: the acquire waits on and takes the lock once the
+// others stop, and never says ERROR mkdir.
+func TestShAcquireUnderChurnIsNotAMissingStore(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, _, _ := fnPaths(root)
+		fnMkdir(t, store)
+		// Five times, another client takes the lock just before this one
+		// would (create.prepared), and releases it right after this one
+		// gave up (its rm of its prepared directory).
+		defs := `h_t_n=0
+h_step() {
+	case $1 in create.prepared)
+		if [ "$h_t_n" -lt 5 ]; then
+			h_t_n=$((h_t_n + 1))
+			mkdir -p "$h_lock/` + fnOther + `" && echo x >"$h_lock/` + fnOther + `/rec"
+		fi ;;
+	esac
+}
+rm() { command rm "$@"; if [ -d "$h_lock/` + fnOther + `" ]; then command rm -rf "$h_lock"; fi; }`
+		r := fnRun{fns: []string{"h_acquire"}, defs: defs, call: "h_acquire 30"}.do(t, sh, root)
+		if r.rc != 0 || len(r.said) != 0 {
+			t.Fatalf("%s: h_acquire = %d, said %q; want the lock taken, nothing said", sh[0], r.rc, r.said)
+		}
+		fnWantTree(t, store, fnHeldLeft(fnMe)...)
+	})
+}
+
+// TestShAcquireOnAMissingStore: a lock that cannot be created, and is not
+// there, three polls running, is a store that is missing or cannot be
+// written: ERROR mkdir with mkdir's own words.
+func TestShAcquireOnAMissingStore(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		r := fnRun{fns: []string{"h_acquire"}, call: "h_acquire 30"}.do(t, sh, root)
+		if r.rc != 2 || len(r.said) != 1 || !strings.HasPrefix(r.said[0], "ERROR mkdir ") || !strings.Contains(r.said[0], "No such file") {
+			t.Fatalf("%s: h_acquire on a missing store = %d, said %q; want ERROR mkdir with the reason", sh[0], r.rc, r.said)
+		}
+	})
+}

@@ -57,11 +57,17 @@ h_acquire() {
 				return 1
 				;;
 			esac
-			# Neither created nor there, three polls running: the store
-			# is missing or cannot be written.
-			if [ ! -e "$h_lock" ]; then h_absent=$((h_absent + 1)); fi
+			# Could not be created (h_create said why) and not there,
+			# three polls running: the store is missing or cannot be
+			# written. A creation that only lost to another client's lock
+			# says nothing, even if that lock is gone again by now.
+			if [ -n "$h_lasterr" ] && [ ! -e "$h_lock" ]; then
+				h_absent=$((h_absent + 1))
+			else
+				h_absent=0
+			fi
 			if [ "$h_absent" -ge 3 ]; then
-				h_say ERROR mkdir "$(h_oneline "${h_lasterr:-cannot create $h_lock}")"
+				h_say ERROR mkdir "$(h_oneline "$h_lasterr")"
 				return 2
 			fi
 			;;
