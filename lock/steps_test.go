@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -404,6 +405,33 @@ var stepTests = []struct {
 		}
 		e.checkRuntime(art)
 	}},
+	// A promotion stopped once it entered its stage, before it claimed it,
+	// long enough for the stage to look abandoned: another push of the
+	// runtime takes it over (renames it, writes its own key and mark). The
+	// stopped promotion, in that directory by its working directory, goes
+	// on: its claim finds the other push's key, puts the mark back and
+	// stops (stage); the other push promotes from the stage it took.
+	{"stage.entered", func(e *stepEnv) {
+		art := e.bigArtifact(8 << 20)
+		a := e.lock("stage.entered")
+		goOn := e.stopped(a, "stage.entered", func() error {
+			_, err := store.New(a).Push(e.ctx(), art, store.PushOptions{})
+			return err
+		})
+		e.takeOverWhileStopped(art, goOn, true)
+	}},
+	// The same for the removal of a stage whose upload failed: the stopped
+	// push leaves the stage the other took over alone.
+	{"stage.entered", func(e *stepEnv) {
+		art := e.bigArtifact(8 << 20)
+		a := lock.New(remote.New(failingUpload{e.dial()}), shellcmd.Root{Path: e.root})
+		a.Pause = shellcmd.Pause{Dir: e.t.TempDir(), At: []string{"stage.entered"}}
+		goOn := e.stopped(a, "stage.entered", func() error {
+			_, err := store.New(a).Push(e.ctx(), art, store.PushOptions{})
+			return err
+		})
+		e.takeOverWhileStopped(art, goOn, false)
+	}},
 	// A promotion stopped after it removed its stage's resume mark: a push
 	// of the same runtime meanwhile cannot take that stage over (it makes
 	// its own), and both end with the one runtime.
@@ -425,6 +453,40 @@ var stepTests = []struct {
 		}
 		e.checkRuntime(art)
 	}},
+}
+
+// takeOverWhileStopped: a push stopped in its stage (goOn lets it go on)
+// has its stage taken over, 6 s later, by another push of art, which lets
+// the stopped one go on just before its own upload. The other push must
+// promote from the stage it took; the stopped one must end with the host
+// saying the stage is not its own (promoting) or with its upload's failure
+// (dropping).
+func (e *stepEnv) takeOverWhileStopped(art *store.Artifact, goOn func() error, promoting bool) {
+	e.t.Helper()
+	time.Sleep(6 * time.Second) // quiet long enough to be resumed
+	var stopped error
+	tr := uploadHook{Transport: e.dial(), before: func(string) { stopped = goOn() }}
+	l := lock.New(remote.New(tr), shellcmd.Root{Path: e.root})
+	rb, err := store.New(l).Push(e.ctx(), art, store.PushOptions{})
+	if err != nil || !rb.Promoted {
+		e.t.Fatalf("the push that took the stage over: %v %+v", err, rb)
+	}
+	if promoting {
+		e.stageGone(stopped)
+	} else if !errors.Is(stopped, errFailingUpload) {
+		e.t.Fatalf("the stopped push: %v; want its upload's failure", stopped)
+	}
+	e.checkRuntime(art)
+}
+
+// failingUpload is a transport whose uploads fail at once, writing
+// nothing: the push then drops its stage.
+type failingUpload struct{ transport.Transport }
+
+var errFailingUpload = errors.New("the test's upload failure")
+
+func (failingUpload) Upload(context.Context, string, io.Reader, transport.UploadOptions) (int64, error) {
+	return 0, errFailingUpload
 }
 
 // bigArtifact is a tree of size bytes of random data, large enough for a

@@ -135,8 +135,29 @@ h_instage() {
 	h_enter && [ -n "$h_skey" ] && [ -f key ] && [ ! -L key ] || return 1
 	h_k=
 	{ IFS= read -r h_k <key; } 2>/dev/null
-	[ "$h_k" = "$h_skey" ]
+	[ "$h_k" = "$h_skey" ] || return 1
+	h_step stage.entered
 }
+
+# h_claim: after h_instage, takes the stage from any push that would take
+# it over to resume it (h_resume): renames its resume mark (one rename of
+# it succeeds) and finds this push's key still there. Entered by its
+# working directory, the stage may have been taken over and renamed since
+# h_instage; the taker writes its own key before it writes a new mark, so a
+# mark renamed after that is the taker's: it is put back, and the stage
+# left to it. Returns 0 with the mark gone (the caller puts it back with
+# h_unclaim if it keeps the stage), 1 when the stage is not this push's.
+h_claim() {
+	mv resume "claimed-$h_stok" 2>/dev/null || return 1
+	h_k=
+	{ IFS= read -r h_k <key; } 2>/dev/null
+	if [ "$h_k" = "$h_skey" ]; then return 0; fi
+	h_unclaim
+	return 1
+}
+
+# h_unclaim: gives the mark h_claim took back.
+h_unclaim() { mv "claimed-$h_stok" resume 2>/dev/null; }
 
 # h_newstage: h_enter, into the stage just made: it must be empty (what
 # else was there, had the name been swapped for a link, is never
@@ -378,8 +399,8 @@ h_op_promote() {
 	fi
 	# This push's stage, not one another push of this runtime took over to
 	# resume it (h_resume): the mark goes first, before anything else
-	# touches the stage, and only one can remove it.
-	if ! rm resume 2>/dev/null; then
+	# touches the stage (h_claim), and only one can take it.
+	if ! h_claim; then
 		if [ -f artifact.tar ]; then
 			h_say ERROR stage "another push of $h_id took this upload over to resume it"
 		else
@@ -387,6 +408,7 @@ h_op_promote() {
 		fi
 		return
 	fi
+	rm -f "claimed-$h_stok"
 	h_step promote.marked
 	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
 		h_say ERROR stage "the upload is missing from the stage"
@@ -503,18 +525,21 @@ h_movein() {
 # and gc removes it after the stale period.
 h_op_keepstage() {
 	h_stage=$h_store/.stage-$h_stok
-	if h_instage && [ -f resume ]; then
+	# Held by h_claim while it is marked: a push that took it over
+	# meanwhile is never marked cut at this one's offset.
+	if h_instage && h_claim; then
 		printf '%s\n' "$h_cut" >./cut
+		h_unclaim
 	fi
 	h_say RESUMABLE "$h_id"
 }
 
 # h_op_dropstage: removes this push's stage after a failed upload, when the
-# stage's name still leads to it (h_instage); what someone else put there
-# is left alone. A stage whose upload was stopped or ended in an unknown
+# stage's name still leads to it (h_instage) and no other push took it over
+# (h_claim); what someone else put there, or took, is left alone. A stage whose upload was stopped or ended in an unknown
 # outcome is left for the next push to resume, and for gc.
 h_op_dropstage() {
 	h_stage=$h_store/.stage-$h_stok
-	if h_instage; then h_unstage; fi
+	if h_instage && h_claim; then h_unstage; fi
 	h_say DROPPED
 }
