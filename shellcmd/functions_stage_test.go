@@ -3,6 +3,7 @@ package shellcmd
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -90,5 +91,40 @@ func mkdirMode(t *testing.T, dir string, mode os.FileMode) {
 	// Whatever the umask.
 	if err := os.Chmod(dir, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestShCollidesWhileGCDeletes: the runtime at the push's id is deleted by
+// gc between h_collides' look at the path and its read of the mark (the
+// tree moved aside, then the mark removed): that is no foreign path. One
+// that is still there without a mark is.
+func TestShCollidesWhileGCDeletes(t *testing.T) {
+	const id = "app-0123456789ab"
+	for _, c := range []struct {
+		name    string
+		deletes bool // the double deletes the runtime at the first read of the mark
+		rc      int
+		said    []string
+	}{
+		{"deleted between the looks", true, 1, nil},
+		{"there, without a mark", false, 0, []string{"ERROR foreign " + StoreDir + "/" + id}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, _, _ := fnPaths(root)
+				fnMkdir(t, store+"/"+id)
+				del := ""
+				if c.deletes {
+					del = `if [ "$h_t_n" = 1 ]; then rm -rf "$h_store/$1"; fi`
+				}
+				// h_meta's double: no mark (the delete has removed it, or
+				// there never was one).
+				defs := "h_t_n=0\nh_meta() { h_t_n=$((h_t_n + 1)); " + del + "\n return 1; }"
+				r := fnRun{fns: []string{"h_collides"}, vars: map[string]string{"h_id": id}, defs: defs, call: "h_collides"}.do(t, sh, root)
+				if r.rc != c.rc || strings.Join(r.said, "\n") != strings.Join(c.said, "\n") {
+					t.Fatalf("%s: h_collides = %d, said %q; want %d, %q", sh[0], r.rc, r.said, c.rc, c.said)
+				}
+			})
+		})
 	}
 }

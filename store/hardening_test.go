@@ -249,3 +249,44 @@ func TestForeignPointersAreLeftAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestGCSweepsAnOldStage: an upload's stage untouched for the stale period
+// is swept: renamed to gc's trash first (a push of its runtime could take
+// it over meanwhile, and only one rename of it succeeds), then removed,
+// read-only directories and all; nothing of it is left.
+func TestGCSweepsAnOldStage(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	if _, err := s.Push(ctx, artifact(t, "app", "1"), store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rt := filepath.Join(root, "runtimes")
+	stage := filepath.Join(rt, ".stage-0b0c0d0e-0000-4000-8000-000000000001")
+	for _, d := range []string{"", "tree", "tree/ro"} {
+		if err := os.Mkdir(filepath.Join(stage, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(stage, "tree/ro/f"), []byte("x"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(stage, "tree/ro"), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{"tree/ro/f", "tree/ro", "tree", ""} {
+		if err := os.Chtimes(filepath.Join(stage, p), past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.GC(ctx, 5, false, lock.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Swept, "runtimes/"+filepath.Base(stage)) {
+		t.Errorf("swept %v, want the stage", res.Swept)
+	}
+	if m, _ := filepath.Glob(filepath.Join(rt, ".[st][tr]a*")); len(m) != 0 {
+		t.Errorf("left: %v", m)
+	}
+}

@@ -250,7 +250,18 @@ h_gc_sweep() {
 			if [ -n "$h_dry" ]; then
 				h_say SWEEP "$h_n" plan
 			elif h_owned; then
-				h_rmtree "$h_d" && h_say SWEEP "$h_n" 'done'
+				h_sw=$h_d
+				case ${h_d##*/} in
+				.stage-*)
+					# A stage that quiet is one a push of its runtime
+					# may take over to resume (h_resume) meanwhile: it
+					# is renamed to this gc's trash first, which only
+					# one of them can do, and removed there.
+					h_sw=$h_store/.trash-$h_rid-${h_d##*/.}
+					mv "$h_d" "$h_sw" 2>/dev/null || continue
+					;;
+				esac
+				h_rmtree "$h_sw" && h_say SWEEP "$h_n" 'done'
 			fi
 		elif [ "${h_d%/*}" != "$h_runs" ] || [ ! -f "$h_d/info" ]; then
 			# A run's record is kept for a week: not worth a line.

@@ -353,8 +353,15 @@ h_pool() {
 h_collides() {
 	[ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ] || return 1
 	if ! h_meta "$h_id"; then
-		h_say ERROR foreign "$(h_oneline "$h_storedir/$h_id")"
-		return 0
+		# Outside the lock, gc may have deleted the runtime between the
+		# two looks (its tree moved aside, then its mark removed): a path
+		# that is gone now is no collision, and one still there must
+		# still have no mark (a promotion writes the mark first).
+		{ [ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ]; } || return 1
+		if ! h_meta "$h_id"; then
+			h_say ERROR foreign "$(h_oneline "$h_storedir/$h_id")"
+			return 0
+		fi
 	fi
 	if [ -n "$h_mdigest" ] && [ "$h_mdigest" != "$h_digest" ]; then
 		h_say ERROR collision "$h_id" "$h_mdigest"
