@@ -3,6 +3,7 @@ package shellcmd
 import (
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -199,4 +200,29 @@ func TestShSampleOfAFlickeringLock(t *testing.T) {
 		}
 		t.Logf("%s: %s samples while the lock came and went %d times", sh[0], r.v["h_lasterr"], want)
 	})
+}
+
+// TestShStatusSettlesAnEmptyLock: a lock directory without a record is
+// sampled again a poll later by status (a release or a steal leaves one for
+// an instant): gone by then, the lock is free; still there, it is reported.
+func TestShStatusSettlesAnEmptyLock(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		sleep string // sleep's double: what happens during the poll
+		want  string // the verdict's verb
+	}{
+		{"released meanwhile", `command rmdir "$h_lock"`, "FREE"},
+		{"still empty", `:`, "LOCK"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				_, lock, _ := fnPaths(root)
+				fnMkdir(t, lock)
+				r := fnRun{fns: []string{"h_op_status"}, defs: "sleep() { " + c.sleep + "; }", call: "h_op_status"}.do(t, sh, root)
+				if len(r.said) != 1 || !strings.HasPrefix(r.said[0], c.want) {
+					t.Fatalf("%s: status said %q, want %s", sh[0], r.said, c.want)
+				}
+			})
+		})
+	}
 }

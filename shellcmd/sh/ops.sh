@@ -9,7 +9,7 @@ h_op_status() {
 	if [ -e "$h_lock.guard" ] || [ -L "$h_lock.guard" ]; then
 		h_say DEBRIS "$(h_oneline "$h_lock.guard")"
 	fi
-	h_sample
+	h_settled
 	case $h_kind in
 	bad) h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")" ;;
 	free | dead) h_say FREE ;;
@@ -120,7 +120,7 @@ h_op_break() {
 		h_say NOSTORE
 		return
 	fi
-	h_sample
+	h_settled
 	case $h_kind in
 	bad)
 		h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")"

@@ -80,6 +80,18 @@ h_sample() {
 	fi
 }
 
+# h_settled: h_sample, for a command that looks once (status, break): a
+# lock without a record is sampled again a poll later, since a release or a
+# steal leaves one for an instant between its two removals, and a glob of
+# one lock followed by the look at the next can read as one too (h_acquire
+# waits for two such polls running, h_ol).
+h_settled() {
+	h_sample
+	[ "$h_kind" = ownerless ] || return 0
+	sleep "$h_nap"
+	h_sample
+}
+
 # h_nondir PATH: PATH was, at one look, a file of a kind other than a
 # directory (regular, fifo, socket, device; a symlink to one too). Each test
 # is one stat, true only of what was there at that instant; two tests
