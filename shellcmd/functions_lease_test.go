@@ -1168,3 +1168,41 @@ func TestShLogsRunInfo(t *testing.T) {
 		})
 	}
 }
+
+// TestShLogsWaitsForAWaitingRun: followed, a run whose scratch directory is
+// there without a record (still waiting for the lock: its client may only
+// have lost contact) is waited for: once it starts, its output and
+// RUNSTATE come; if it gives up (its directory goes), NORUN. Not followed,
+// it is NORUN at once.
+func TestShLogsWaitsForAWaitingRun(t *testing.T) {
+	info := "hoist-run/1 id=" + fnMe + " start=1700000000 pid=99999999 token=" + fnMe + " lease=1200 who=u%40h cmd=make%20x\n"
+	for _, c := range []struct {
+		name   string
+		follow string
+		sleep  string // sleep's double: what happens during a poll
+		said   []string
+		out    string
+	}{
+		{"starts", "1", `printf hi >"$h_scr/out"; : >"$h_scr/err"; echo "3 1700000100" >"$h_scr/status"; printf '%s' '` + info + `' >"$h_scr/info"`,
+			[]string{"RUNSTATE 1700000000 1700000100 3 u%40h make%20x"}, "hi"},
+		{"gives up", "1", `rm -rf "$h_scr"`, []string{"NORUN " + fnMe}, ""},
+		{"not followed", "", `exit 9`, []string{"NORUN " + fnMe}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				_, _, runs := fnPaths(root)
+				scr := runs + "/" + fnMe
+				fnMkdir(t, scr)
+				if err := os.Chmod(scr, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "h_follow": c.follow},
+					defs: "sleep() { " + c.sleep + "; }", call: "h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
+				said, out, _ := fnlLogs(t, filepath.Dir(root))
+				if r.rc != 0 || strings.Join(said, "\n") != strings.Join(c.said, "\n") || out != c.out {
+					t.Fatalf("%s: h_op_logs = %d, said %q, printed %q; want %q, %q", sh[0], r.rc, said, out, c.said, c.out)
+				}
+			})
+		})
+	}
+}

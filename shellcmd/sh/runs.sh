@@ -68,7 +68,7 @@ h_runinfo() {
 # what a finished run kept are reported as CUT stream bytes.
 h_op_logs() {
 	h_scr=$h_runs/$h_rid
-	if ! h_isuuid "$h_rid" || [ -L "$h_scr" ] || [ ! -O "$h_scr" ] || [ ! -f "$h_scr/info" ]; then
+	if ! h_isuuid "$h_rid" || [ -L "$h_scr" ] || [ ! -O "$h_scr" ] || { [ ! -f "$h_scr/info" ] && [ -z "$h_follow" ]; }; then
 		h_say NORUN "$h_rid"
 		return
 	fi
@@ -78,6 +78,21 @@ h_op_logs() {
 		done
 	} >/dev/null 2>&1 &
 	exec </dev/null
+	# Followed, a run still waiting for the lock (its scratch directory,
+	# no record yet) is waited for: it may still start, its client having
+	# only lost contact (which the waiter sees once sshd closes its
+	# input). It ends as NORUN when it gives up (its directory goes) or
+	# was killed (a waiter touches its directory every minute: quiet for
+	# two, it is gone).
+	h_wi=0
+	while [ ! -f "$h_scr/info" ]; do
+		h_wi=$((h_wi + 1))
+		if [ ! -d "$h_scr" ] || { [ $((h_wi % 100)) -eq 1 ] && h_idle "$h_scr" 2; }; then
+			h_say NORUN "$h_rid"
+			return
+		fi
+		sleep "$h_nap"
+	done
 	exec 3<"$h_scr/out" 4<"$h_scr/err"
 	h_skip 3 out "$h_oo" 0
 	h_skip 4 err "$h_eo" 1
