@@ -1187,6 +1187,9 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 			[]string{"RUNSTATE 1700000000 1700000100 3 u%40h make%20x"}, "hi"},
 		{"gives up", "1", `rm -rf "$h_scr"`, []string{"NORUN " + fnMe}, ""},
 		{"not followed", "", `exit 9`, []string{"NORUN " + fnMe}, ""},
+		// Killed while it waited: nothing touched its directory for five
+		// minutes.
+		{"quiet for five minutes", "1", `exit 9`, []string{"NORUN " + fnMe}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
@@ -1196,8 +1199,16 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 				if err := os.Chmod(scr, 0o700); err != nil {
 					t.Fatal(err)
 				}
+				if c.name == "quiet for five minutes" {
+					past := time.Now().Add(-6 * time.Minute)
+					if err := os.Chtimes(scr, past, past); err != nil {
+						t.Fatal(err)
+					}
+				}
 				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "h_follow": c.follow},
-					defs: "sleep() { " + c.sleep + "; }", call: "h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
+					// Its client's input stays open half a second (a client that
+					// left ends the wait quietly).
+					defs: "sleep() { " + c.sleep + "; }", call: "{ command sleep 0.5; } | h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
 				said, out, _ := fnlLogs(t, filepath.Dir(root))
 				if r.rc != 0 || strings.Join(said, "\n") != strings.Join(c.said, "\n") || out != c.out {
 					t.Fatalf("%s: h_op_logs = %d, said %q, printed %q; want %q, %q", sh[0], r.rc, said, out, c.said, c.out)

@@ -239,3 +239,18 @@ func TestShAcquireOnAMissingStore(t *testing.T) {
 		}
 	})
 }
+
+// TestShAcquireWhereRenamesFail: a store that lets the prepared directory
+// be made but refuses its rename (a policy, a file system), with no lock
+// there, cannot be written: ERROR mkdir naming the rename, not a wait that
+// never ends.
+func TestShAcquireWhereRenamesFail(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, _, _ := fnPaths(root)
+		fnMkdir(t, store)
+		r := fnRun{fns: []string{"h_acquire"}, defs: "mv() { return 1; }", call: "h_acquire 30"}.do(t, sh, root)
+		if r.rc != 2 || len(r.said) != 1 || !strings.HasPrefix(r.said[0], "ERROR mkdir cannot rename ") {
+			t.Fatalf("%s: h_acquire where renames fail = %d, said %q; want ERROR mkdir naming the rename", sh[0], r.rc, r.said)
+		}
+	})
+}

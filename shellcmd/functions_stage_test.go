@@ -128,3 +128,40 @@ func TestShCollidesWhileGCDeletes(t *testing.T) {
 		})
 	}
 }
+
+// TestShClaim: h_claim takes the stage's resume mark when the stage holds
+// this push's key; it takes over a mark another push claimed for an
+// instant (or died holding) when the key is this push's; and it touches
+// nothing when the key is another's.
+func TestShClaim(t *testing.T) {
+	const key, tok = "the-push-key", "t1"
+	for _, c := range []struct {
+		name  string
+		key   string
+		files []string // besides key
+		rc    int
+		left  []string
+	}{
+		{"its own mark", key, []string{"resume"}, 0, []string{"claimed-" + tok, "key"}},
+		{"a mark another push holds", key, []string{"claimed-t0"}, 0, []string{"claimed-" + tok, "key"}},
+		{"no mark", key, nil, 1, []string{"key"}},
+		{"another push's stage", "other", []string{"resume"}, 1, []string{"key", "resume"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, _, _ := fnPaths(root)
+				stage := store + "/.stage-x"
+				fnWrite(t, stage+"/key", c.key+"\n")
+				for _, f := range c.files {
+					fnWrite(t, stage+"/"+f, "x\n")
+				}
+				r := fnRun{fns: []string{"h_claim"}, vars: map[string]string{"h_skey": key, "h_stok": tok},
+					call: "cd \"$h_store/.stage-x\" && h_claim"}.do(t, sh, root)
+				if r.rc != c.rc {
+					t.Errorf("%s: h_claim = %d, want %d", sh[0], r.rc, c.rc)
+				}
+				fnWantTree(t, stage, c.left...)
+			})
+		})
+	}
+}

@@ -33,9 +33,10 @@ h_create() {
 		return 2
 	fi
 	h_step create.prepared
+	h_mvfail=
 	if [ ! -e "$h_lock" ] && [ ! -L "$h_lock" ]; then
 		h_step create.publish
-		mv "$h_new" "$h_lock" 2>/dev/null
+		mv "$h_new" "$h_lock" 2>/dev/null || h_mvfail=1
 		h_step create.renamed
 		if [ -f "$h_lock/$h_me/rec" ]; then
 			return 0
@@ -54,5 +55,10 @@ h_create() {
 	fi
 	rm -rf "$h_new"
 	h_lasterr=
+	# A rename that failed with no lock there to fail on: the store
+	# refuses it (h_acquire counts it as a store that cannot be written).
+	if [ -n "$h_mvfail" ] && [ ! -e "$h_lock" ] && [ ! -L "$h_lock" ]; then
+		h_lasterr="cannot rename $h_new to $h_lock"
+	fi
 	return 1
 }

@@ -145,11 +145,29 @@ h_instage() {
 # working directory, the stage may have been taken over and renamed since
 # h_instage; the taker writes its own key before it writes a new mark, so a
 # mark renamed after that is the taker's: it is put back, and the stage
-# left to it. Returns 0 with the mark gone (the caller puts it back with
-# h_unclaim if it keeps the stage), 1 when the stage is not this push's.
+# left to it; a push that finds another's key before it renames anything
+# touches nothing. Returns 0 with the mark gone (the caller puts it back
+# with h_unclaim if it keeps the stage), 1 when the stage is not this
+# push's.
 h_claim() {
-	mv resume "claimed-$h_stok" 2>/dev/null || return 1
 	h_k=
+	{ IFS= read -r h_k <key; } 2>/dev/null
+	[ "$h_k" = "$h_skey" ] || return 1
+	if ! mv resume "claimed-$h_stok" 2>/dev/null; then
+		# A push whose stage this was before a takeover may hold the
+		# mark for the instant of its own claim (or died there): the
+		# key is this push's, so the mark is, and no takeover can come
+		# while it is claimed.
+		set +f
+		for h_c in claimed-*; do
+			if [ -f "$h_c" ] && mv "$h_c" "claimed-$h_stok" 2>/dev/null; then
+				set -f
+				return 0
+			fi
+		done
+		set -f
+		return 1
+	fi
 	{ IFS= read -r h_k <key; } 2>/dev/null
 	if [ "$h_k" = "$h_skey" ]; then return 0; fi
 	h_unclaim

@@ -78,18 +78,29 @@ h_op_logs() {
 		done
 	} >/dev/null 2>&1 &
 	exec </dev/null
+	h_lp=$!
 	# Followed, a run still waiting for the lock (its scratch directory,
 	# no record yet) is waited for: it may still start, its client having
 	# only lost contact (which the waiter sees once sshd closes its
 	# input). It ends as NORUN when it gives up (its directory goes) or
 	# was killed (a waiter touches its directory every minute: quiet for
-	# two, it is gone).
+	# five, it is gone; a host whose find cannot tell says NORUN at once,
+	# as it would never know), and quietly when this command's own client
+	# leaves (the stdin reader ended). A record is read once it has its
+	# line (-s).
 	h_wi=0
-	while [ ! -f "$h_scr/info" ]; do
+	while [ ! -s "$h_scr/info" ]; do
 		h_wi=$((h_wi + 1))
-		if [ ! -d "$h_scr" ] || { [ $((h_wi % 100)) -eq 1 ] && h_idle "$h_scr" 2; }; then
+		if [ ! -d "$h_scr" ]; then
 			h_say NORUN "$h_rid"
 			return
+		fi
+		kill -0 "$h_lp" 2>/dev/null || return 0
+		if [ $((h_wi % 100)) -eq 1 ]; then
+			if ! h_f=$(find "$h_scr" -mmin -5 2>/dev/null) || [ -z "$h_f" ]; then
+				h_say NORUN "$h_rid"
+				return
+			fi
 		fi
 		sleep "$h_nap"
 	done

@@ -36,7 +36,7 @@ func (m *Model) hold(s *State, c, choice int, d *desc) bool {
 		}
 	case cl.Pos == PFenceChecked:
 		d.op("fence.checked", true, "the store mutation h_fence allowed", me, noTok)
-		cl.Pos = PHold
+		cl.Pos, cl.Fresh = PHold, false
 	case cl.Pos == PHold || cl.Pos == PReleaseCAS:
 		if m.Variant == CheckThenRelease {
 			ok := s.Lock && s.Rec.has(me)
