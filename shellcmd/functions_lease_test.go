@@ -1187,6 +1187,15 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 			[]string{"RUNSTATE 1700000000 1700000100 3 u%40h make%20x"}, "hi"},
 		{"gives up", "1", `rm -rf "$h_scr"`, []string{"NORUN " + fnMe}, ""},
 		{"not followed", "", `exit 9`, []string{"NORUN " + fnMe}, ""},
+		// Its client asks to stop the run (a "stop" line): the waiter
+		// gives up (here, as soon as the stop file is there).
+		{"stopped by its client", "1", `h_t_n=$((h_t_n + 1))
+			if [ "$h_t_n" = 1 ]; then echo stop >&8; fi
+			if [ -f "$h_scr/stop" ]; then rm -rf "$h_scr"; elif [ "$h_t_n" -gt 200 ]; then kill "$h_lp"; fi
+			command sleep 0.01`, []string{"NORUN " + fnMe}, ""},
+		// The follower's own client left (its stdin reader ended): it
+		// ends, saying nothing.
+		{"its client leaves", "1", `kill "$h_lp"`, nil, ""},
 		// Killed while it waited: nothing touched its directory for five
 		// minutes.
 		{"quiet for five minutes", "1", `exit 9`, []string{"NORUN " + fnMe}, ""},
@@ -1206,9 +1215,16 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 					}
 				}
 				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "h_follow": c.follow},
-					// Its client's input stays open half a second (a client that
-					// left ends the wait quietly).
-					defs: "sleep() { " + c.sleep + "; }", call: "{ command sleep 0.5; } | h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
+					// Its client's input stays open (a FIFO this shell also
+					// holds for writing) until it returns: a client that left
+					// ends the wait quietly. Then its stdin reader goes.
+					defs: "sleep() { " + c.sleep + "; }",
+					call: `mkfifo "$h_root/in" && exec 8<>"$h_root/in" || return 9
+						h_op_logs <"$h_root/in" >logs.out 2>logs.err
+						h_t_rc=$?
+						kill "$h_lp" 2>/dev/null
+						exec 8>&-
+						return "$h_t_rc"`}.do(t, sh, root)
 				said, out, _ := fnlLogs(t, filepath.Dir(root))
 				if r.rc != 0 || strings.Join(said, "\n") != strings.Join(c.said, "\n") || out != c.out {
 					t.Fatalf("%s: h_op_logs = %d, said %q, printed %q; want %q, %q", sh[0], r.rc, said, out, c.said, c.out)

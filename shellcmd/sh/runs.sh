@@ -72,13 +72,17 @@ h_op_logs() {
 		h_say NORUN "$h_rid"
 		return
 	fi
+	# The client's input goes to the reader through descriptor 5: an
+	# asynchronous list's own stdin is /dev/null in a shell without job
+	# control.
+	exec 5<&0
 	{
 		while IFS= read -r h_l; do
 			case $h_l in stop) true >"$h_scr/stop" ;; esac
 		done
-	} >/dev/null 2>&1 &
-	exec </dev/null
+	} <&5 >/dev/null 2>&1 &
 	h_lp=$!
+	exec 5<&- </dev/null
 	# Followed, a run still waiting for the lock (its scratch directory,
 	# no record yet) is waited for: it may still start, its client having
 	# only lost contact (which the waiter sees once sshd closes its
