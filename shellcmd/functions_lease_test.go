@@ -1085,6 +1085,41 @@ func TestShLogsSkip(t *testing.T) {
 				sh[0], len(gotOut), said, len(want))
 		}
 	})
+	// A reader that opened the whole outputs just before h_trim replaced
+	// them by their tails, and sizes them after ("cut" was already there;
+	// wc's double does the replacing): it reads the whole file it holds,
+	// from its offset, and nothing is cut for it.
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		_, _, runs := fnPaths(root)
+		scr := runs + "/" + fnMe
+		fnWrite(t, scr+"/info", info)
+		out, errs := fnlBytes(outN, "out"), fnlBytes(10, "err")
+		fnWrite(t, scr+"/out", out)
+		fnWrite(t, scr+"/err", errs)
+		fnWrite(t, scr+"/cut", fnlItoa(outN)+" 10\n")
+		r := fnRun{fns: []string{"h_op_logs"},
+			vars: map[string]string{"h_scr": scr, "h_oo": "40000", "h_eo": "0"},
+			// The first wc is h_skip's of out: the outputs are replaced
+			// just before it opens the path.
+			defs: `wc() {
+				if [ -z "$h_t_done" ]; then
+					h_t_done=1
+					tail -c 65536 "$h_scr/out" >"$h_scr/out.t" && command mv "$h_scr/out.t" "$h_scr/out"
+					command wc "$@" <"$h_scr/out"
+					return
+				fi
+				command wc "$@"
+			}`,
+			call: `h_op_logs >logs.out 2>logs.err`}.do(t, sh, root)
+		if r.rc != 0 {
+			t.Errorf("%s: h_op_logs returned %d", sh[0], r.rc)
+		}
+		said, gotOut, _ := fnlLogs(t, filepath.Dir(root))
+		if want := out[40000:]; gotOut != want || slices.ContainsFunc(said, func(v string) bool { return strings.HasPrefix(v, "CUT") }) {
+			t.Errorf("%s: a reader holding the whole output while it was trimmed printed %d bytes from offset 40000 (said %q), want the %d after it, nothing cut",
+				sh[0], len(gotOut), said, len(want))
+		}
+	})
 	// A run that is not one: NORUN.
 	fnShells(t, func(t *testing.T, sh []string, root string) {
 		_, _, runs := fnPaths(root)

@@ -148,12 +148,17 @@ h_runkilled() {
 # h_skip FD NAME OFFSET FIELD: moves descriptor FD on the run's output NAME
 # to OFFSET, as the whole output counts it; a finished run kept only its
 # tail (its whole sizes are in "cut", field FIELD): an offset before the
-# tail says CUT NAME BYTES and starts at the tail.
+# tail says CUT NAME BYTES and starts at the tail. A descriptor opened on
+# the whole output just before the tail replaced it is read as the whole.
 h_skip() {
 	h_off=$3
 	if { read -r h_c0 h_c1 <"$h_scr/cut"; } 2>/dev/null; then
 		if [ "$4" = 0 ]; then h_whole=$h_c0; else h_whole=$h_c1; fi
 		h_kept=$(wc -c <"$h_scr/$2")
+		# The file sized must be the one read: a descriptor opened
+		# before gc's trim replaced the output still holds all of it.
+		# shellcheck disable=SC3013 # test -ef: in dash, bash, busybox, mksh, ksh and BSD sh
+		if [ -e "/dev/fd/$1" ] && ! [ "$h_scr/$2" -ef "/dev/fd/$1" ]; then h_kept=$h_whole; fi
 		case $h_whole:$h_kept in *[!0-9:\ ]*) h_whole=0 h_kept=0 ;; esac
 		h_off=$((h_off - (h_whole - h_kept)))
 		if [ "$h_off" -lt 0 ]; then
