@@ -1226,7 +1226,7 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 		// gives up (here, as soon as the stop file is there).
 		{"stopped by its client", "1", `h_t_n=$((h_t_n + 1))
 			if [ "$h_t_n" = 1 ]; then echo stop >&8; fi
-			if [ -f "$h_scr/stop" ]; then rm -rf "$h_scr"; elif [ "$h_t_n" -gt 200 ]; then kill "$h_lp"; fi
+			if [ -f "$h_scr/stop" ]; then rm -rf "$h_scr"; elif [ "$h_t_n" -gt 1000 ]; then kill "$h_lp"; fi
 			command sleep 0.01`, []string{"NORUN " + fnMe}, ""},
 		// The follower's own client left (its stdin reader ended): it
 		// ends, saying nothing.

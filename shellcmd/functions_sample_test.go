@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestShParse: h_parse takes the boot evidence from a hoist-lock/2 record and
@@ -170,8 +171,14 @@ func TestShSampleOfAFlickeringLock(t *testing.T) {
 	fnShells(t, func(t *testing.T, sh []string, root string) {
 		store, lock, _ := fnPaths(root)
 		fnMkdir(t, store)
-		stop := root + "/stop"
+		stop, started := root+"/stop", root+"/started"
 		go func() {
+			// The flips begin once the shell samples.
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(started); err == nil {
+					break
+				}
+			}
 			for n := 0; n < want; {
 				// The lock, then a token directory without a record
 				// inside it (dead), then nothing.
@@ -186,6 +193,7 @@ func TestShSampleOfAFlickeringLock(t *testing.T) {
 		}()
 		r := fnRun{fns: []string{"h_sample"}, call: `
 			h_t_n=0
+			: >"$h_root/started"
 			until [ -e "$h_root/stop" ]; do
 				h_sample
 				case $h_kind in free | ownerless | dead) ;; *) return 1 ;; esac
