@@ -91,8 +91,8 @@ h_op_pushcheck() {
 # it is, as it is entered, the entry of that name in the store (not a
 # directory elsewhere that a symlink put at the name leads to: test -ef
 # compares device and inode, in the shell), a directory the login owns and
-# nobody else may enter or change (drwx------, no ACL; h_sm is what ls
-# said). Every stage operation after it uses relative paths: in a store a
+# nobody else may enter or change (mode 700, no ACL, read as h_paths reads
+# its directories: h_lsmode; h_sm is what ls said). Every stage operation after it uses relative paths: in a store a
 # team shares, a member may rename the stage and put a directory or a
 # symlink of their own at its name, and a path through that name could then
 # lead anywhere, the login's own files included. The directory entered
@@ -100,12 +100,19 @@ h_op_pushcheck() {
 h_enter() {
 	h_sm=
 	# shellcheck disable=SC3013 # test -ef: in dash, bash, busybox, mksh, ksh and BSD sh, and tested under the first four
-	cd -P -- "$h_stage" 2>/dev/null && [ -O . ] && [ .. -ef "$h_store" ] && [ . -ef "../${h_stage##*/}" ] || return 1
-	h_sm=$(ls -ldn . 2>/dev/null) || return 1
-	# "." is SELinux's mark, "@" extended attributes (macOS); "+" would be
-	# an ACL, which may let others in.
-	case $h_sm in 'drwx------ '* | 'drwx------. '* | 'drwx------@ '*) return 0 ;; esac
-	return 1
+	cd -P -- "$h_stage" 2>/dev/null && [ .. -ef "$h_store" ] && [ . -ef "../${h_stage##*/}" ] || return 1
+	h_sm=$(LC_ALL=C ls -ldn . 2>/dev/null) || return 1
+	case $h_sm in ??????????+*) return 1 ;; esac
+	# shellcheck disable=SC2086 # ls's fields, split on purpose
+	h_lsmode $h_sm
+	[ "$h_lt" = directory ] && [ "$h_lu" = "$h_uid" ] && [ "$h_lm" = 700 ]
+}
+
+# h_ourkey: the stage this command is in holds this push's key.
+h_ourkey() {
+	h_k=
+	{ IFS= read -r h_k <key; } 2>/dev/null
+	[ -n "$h_skey" ] && [ "$h_k" = "$h_skey" ]
 }
 
 # h_unstage: removes the stage this command entered (h_enter), from
@@ -132,10 +139,7 @@ h_unstage() {
 # another private directory of the login's, reached through a symlink put
 # at the stage's name, is not taken for it.
 h_instage() {
-	h_enter && [ -n "$h_skey" ] && [ -f key ] && [ ! -L key ] || return 1
-	h_k=
-	{ IFS= read -r h_k <key; } 2>/dev/null
-	[ "$h_k" = "$h_skey" ] || return 1
+	h_enter && h_ourkey || return 1
 	h_step stage.entered
 }
 
@@ -150,9 +154,7 @@ h_instage() {
 # with h_unclaim if it keeps the stage), 1 when the stage is not this
 # push's.
 h_claim() {
-	h_k=
-	{ IFS= read -r h_k <key; } 2>/dev/null
-	[ "$h_k" = "$h_skey" ] || return 1
+	h_ourkey || return 1
 	if ! mv resume "claimed-$h_stok" 2>/dev/null; then
 		# A push whose stage this was before a takeover may hold the
 		# mark for the instant of its own claim (or died there): the
@@ -168,8 +170,7 @@ h_claim() {
 		set -f
 		return 1
 	fi
-	{ IFS= read -r h_k <key; } 2>/dev/null
-	if [ "$h_k" = "$h_skey" ]; then return 0; fi
+	h_ourkey && return 0
 	h_unclaim
 	return 1
 }
