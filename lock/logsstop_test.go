@@ -1,33 +1,13 @@
 package lock_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogsFollowStopsTheRun: a follower of a run (hoist logs -f, or a run's
 // own client reattached) that asks to stop it (Ctrl-C) has the host stop
@@ -37,22 +17,20 @@ func TestLogsFollowStopsTheRun(t *testing.T) {
 	onStepShells(t, func(t *testing.T, e *stepEnv) {
 		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 		defer cancel()
-		out := &syncBuffer{}
 		type ran struct {
 			res *lock.RunResult
 			err error
 		}
-		done := make(chan ran, 1)
+		done, started := make(chan ran, 1), make(chan struct{})
 		go func() {
-			r, err := e.lock().Run(ctx, []string{"sh", "-c", "echo started; exec sleep 30"}, lock.RunOptions{Stdout: out, Grace: time.Second})
+			r, err := e.lock().Run(ctx, []string{"sleep", "30"}, lock.RunOptions{Grace: time.Second,
+				Events: lock.Events{Started: func() { close(started) }}})
 			done <- ran{r, err}
 		}()
-		for out.String() == "" {
-			select {
-			case <-ctx.Done():
-				t.Fatal("the run never started")
-			case <-time.After(20 * time.Millisecond):
-			}
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Fatal("the run never started")
 		}
 		runs, err := e.lock().Runs(ctx)
 		if err != nil || len(runs) != 1 {
