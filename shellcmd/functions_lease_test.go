@@ -964,6 +964,19 @@ func TestShLogsTrim(t *testing.T) {
 	}
 }
 
+// fnlRunRecord writes the record of run fnMe under root: info, and outputs
+// of outN and errN bytes, which it returns with the record's directory.
+func fnlRunRecord(t *testing.T, root, info string, outN, errN int) (scr, out, errs string) {
+	t.Helper()
+	_, _, runs := fnPaths(root)
+	scr = runs + "/" + fnMe
+	out, errs = fnlBytes(outN, "out"), fnlBytes(errN, "err")
+	fnWrite(t, scr+"/info", info)
+	fnWrite(t, scr+"/out", out)
+	fnWrite(t, scr+"/err", errs)
+	return scr, out, errs
+}
+
 // fnlLogs reads what h_op_logs wrote to logs.out and logs.err in dir: the
 // verdict lines (on lines of their own), and the output between them.
 func fnlLogs(t *testing.T, dir string) (said []string, out, errs string) {
@@ -1024,13 +1037,8 @@ func TestShLogsSkip(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
-				_, _, runs := fnPaths(root)
-				scr := runs + "/" + fnMe
-				fnWrite(t, scr+"/info", info)
+				scr, out, errs := fnlRunRecord(t, root, info, c.out, c.err)
 				fnWrite(t, scr+"/status", "3 1700000100\n")
-				out, errs := fnlBytes(c.out, "out"), fnlBytes(c.err, "err")
-				fnWrite(t, scr+"/out", out)
-				fnWrite(t, scr+"/err", errs)
 				call := "h_trim \"$h_scr\"\n"
 				if c.cut != "" {
 					fnWrite(t, scr+"/cut", c.cut)
@@ -1060,12 +1068,7 @@ func TestShLogsSkip(t *testing.T) {
 	// written and before the outputs were replaced by their tails. Whatever it prints must be the whole output's bytes from
 	// its offset: the offset is no offset into the kept tail.
 	fnShells(t, func(t *testing.T, sh []string, root string) {
-		_, _, runs := fnPaths(root)
-		scr := runs + "/" + fnMe
-		fnWrite(t, scr+"/info", info)
-		out, errs := fnlBytes(outN, "out"), fnlBytes(10, "err")
-		fnWrite(t, scr+"/out", out)
-		fnWrite(t, scr+"/err", errs)
+		scr, out, _ := fnlRunRecord(t, root, info, outN, 10)
 		r := fnRun{fns: []string{"h_trim", "h_op_logs"},
 			vars: map[string]string{"h_scr": scr, "h_oo": "40000", "h_eo": "0"},
 			defs: `mv() { command mv "$@" && case $2 in */cut) h_op_logs >logs.out 2>logs.err ;; esac; }`,
@@ -1090,12 +1093,7 @@ func TestShLogsSkip(t *testing.T) {
 	// wc's double does the replacing): it reads the whole file it holds,
 	// from its offset, and nothing is cut for it.
 	fnShells(t, func(t *testing.T, sh []string, root string) {
-		_, _, runs := fnPaths(root)
-		scr := runs + "/" + fnMe
-		fnWrite(t, scr+"/info", info)
-		out, errs := fnlBytes(outN, "out"), fnlBytes(10, "err")
-		fnWrite(t, scr+"/out", out)
-		fnWrite(t, scr+"/err", errs)
+		scr, out, _ := fnlRunRecord(t, root, info, outN, 10)
 		fnWrite(t, scr+"/cut", fnlItoa(outN)+" 10\n")
 		r := fnRun{fns: []string{"h_op_logs"},
 			vars: map[string]string{"h_scr": scr, "h_oo": "40000", "h_eo": "0"},
