@@ -172,12 +172,7 @@ func TestStageReplacedBeforePromotion(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.root && os.Geteuid() != 0 {
-				t.Skip("needs root, to give the stage to another user; CI runs as root")
-			}
-			onStepShells(t, func(t *testing.T, e *stepEnv) {
-				art := e.bigArtifact(1 << 20)
-				v := newVictims(t)
+			onSwapCase(t, c.root, func(t *testing.T, e *stepEnv, art *store.Artifact, v *victims) {
 				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Uploaded: func(int64) {
 					c.swap(t, e.stageOf(), v)
 				}})
@@ -189,6 +184,17 @@ func TestStageReplacedBeforePromotion(t *testing.T) {
 			})
 		})
 	}
+}
+
+// onSwapCase runs test under each step shell, with an artifact of 1 MiB and
+// the login's files a planted stage may lead to; a case that plants
+// something of another user's needs root.
+func onSwapCase(t *testing.T, root bool, test func(t *testing.T, e *stepEnv, art *store.Artifact, v *victims)) {
+	t.Helper()
+	if root && os.Geteuid() != 0 {
+		t.Skip("needs root, to give a planted file or the stage to another user; CI runs as root")
+	}
+	onStepShells(t, func(t *testing.T, e *stepEnv) { test(t, e, e.bigArtifact(1<<20), newVictims(t)) })
 }
 
 // moveAway renames stage out of the way, as a member would, and returns
@@ -318,10 +324,7 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.root && os.Geteuid() != 0 {
-				t.Skip("needs root, to plant another user's file; CI runs as root")
-			}
-			onStepShells(t, func(t *testing.T, e *stepEnv) {
+			onSwapCase(t, c.root, func(t *testing.T, e *stepEnv, art *store.Artifact, v *victims) {
 				for _, d := range []string{e.root, filepath.Join(e.root, "runtimes")} {
 					if err := os.Mkdir(d, 0o775); err != nil {
 						t.Fatal(err)
@@ -330,8 +333,6 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				art := e.bigArtifact(1 << 20)
-				v := newVictims(t)
 				var stage string
 				var planted []string
 				tr := uploadHook{Transport: e.dial(), before: func(string) {
