@@ -20,7 +20,7 @@ var errTransportClosed = errors.New("transport closed")
 // Errors wrapping ErrNotStarted (nothing ran): ctx ended before the command
 // was sent; the session could not be opened (connection closed or lost,
 // channel refused; a host whose sessions are full, sshd's MaxSessions, is
-// asked again for about a second first); the host refused the exec
+// asked again for about 1.3 s first); the host refused the exec
 // request.
 //
 // Errors wrapping ErrUnknownOutcome: ctx ended while the command ran (the

@@ -202,8 +202,8 @@ h_newstage() {
 # client marked "cut" (with where its bytes stop being whole), or whose
 # mark and archive are both 5 s old: nothing has written the archive since
 # its push's first command ended. Only one taker gets it: the mark is
-# renamed, and a rename succeeds once; a promotion removes the mark before
-# it reads the archive. Says RESUME id offset sha256: the upload goes on
+# renamed, and a rename succeeds once; a promotion claims the mark
+# (h_claim) before it reads the archive. Says RESUME id offset sha256: the upload goes on
 # from offset (the cut, or the archive's length less the window), and the
 # archive's bytes before it, copied into a file of this push's own, have
 # that digest. The stage taken over is entered (h_enter) and must hold the
