@@ -340,7 +340,8 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 			// Another archive of the same tree (other times): start over.
 			pr.CloseWithError(errRestart)
 			<-tarDone
-			return s.upload(ctx, up, a, token, staged{pool: st.pool, streams: st.streams, shared: st.shared, stamp: st.stamp}, res, progress)
+			st.offset, st.prefix = 0, ""
+			return s.upload(ctx, up, a, token, st, res, progress)
 		}
 	}
 	res.Resumed = o.Offset
