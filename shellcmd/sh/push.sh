@@ -522,10 +522,8 @@ h_promote() {
 		h_say ERROR promote "cannot mark $h_id verified (disk full?)"
 		return 1
 	fi
-	# mv -T (GNU, busybox) never moves into a directory that appeared
-	# meanwhile; elsewhere the path was just found absent.
-	if ! mv -T tree "$h_store/$h_id" 2>/dev/null &&
-		! { [ ! -e "$h_store/$h_id" ] && mv tree "$h_store/$h_id"; }; then
+	# Never into a directory that appeared meanwhile (h_movein).
+	if ! h_movein tree "$h_store/$h_id"; then
 		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
 		return 1
 	fi
@@ -538,9 +536,10 @@ h_promote() {
 	h_say PROMOTED "$h_id"
 }
 
-# h_movein FILE PATH: renames FILE to PATH, replacing a file or a link
-# there, never moving into a directory (or a link to one) at PATH: mv -T
-# (GNU, busybox), elsewhere only when PATH is absent.
+# h_movein FILE PATH: renames FILE (a file, or the tree) to PATH,
+# replacing a file or a link there, never moving into a directory (or a
+# link to one) at PATH: mv -T (GNU, busybox), elsewhere only when PATH is
+# absent.
 h_movein() {
 	mv -fT "$1" "$2" 2>/dev/null ||
 		{ [ ! -e "$2" ] && [ ! -L "$2" ] && mv -f "$1" "$2" 2>/dev/null; }
