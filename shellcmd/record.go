@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"al.essio.dev/pkg/shellescape"
 )
@@ -54,17 +55,21 @@ const (
 const MaxField = 512
 
 // Encode renders the client's part of the record. Longer values are cut to
-// MaxField bytes.
+// MaxField bytes, at a character boundary.
 func (r Record) Encode() string {
 	return fmt.Sprintf("pid=%d who=%s ver=%s cmd=%s msg=%s",
 		r.PID, pct(cut(r.Who)), pct(cut(r.Version)), pct(cut(r.Command)), pct(cut(r.Message)))
 }
 
 func cut(s string) string {
-	if len(s) > MaxField {
-		return s[:MaxField]
+	if len(s) <= MaxField {
+		return s
 	}
-	return s
+	n := MaxField
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ParseRecord parses a record's first line strictly: ok is false for anything
@@ -156,15 +161,29 @@ func (r Record) EffectiveLease(stale time.Duration) time.Duration {
 
 // ParseClient reads the client's part of a record ([Record.Encode]) with
 // its fields separated by sep, as the store's history keeps it. A field
-// that does not decode stays empty.
+// that does not decode stays empty. Values are encoded without sep (","),
+// but an earlier version left commas as they were: a piece that does not
+// start a client field continues the one before it.
 func ParseClient(s, sep string) Record {
 	var r Record
+	var fields []string
 	for _, f := range strings.Split(s, sep) {
+		k, _, _ := strings.Cut(f, "=")
+		if len(fields) > 0 && !clientKeys[k] {
+			fields[len(fields)-1] += sep + f
+			continue
+		}
+		fields = append(fields, f)
+	}
+	for _, f := range fields {
 		k, v, _ := strings.Cut(f, "=")
 		r.setClient(k, v)
 	}
 	return r
 }
+
+// clientKeys are the keys of the client's part of a record.
+var clientKeys = map[string]bool{"pid": true, "who": true, "ver": true, "cmd": true, "msg": true}
 
 // setClient sets the client's field k from its encoded value v.
 func (r *Record) setClient(k, v string) {
@@ -187,13 +206,14 @@ func (r *Record) setClient(k, v string) {
 }
 
 // pct percent-encodes everything but a small safe set, so a value never
-// carries a space, a newline or a shell metacharacter into the record.
+// carries a space, a newline or a shell metacharacter into the record, nor
+// the comma that separates the fields of a history line (h_history).
 func pct(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~/:@+,", c) >= 0 {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~/:@+", c) >= 0 {
 			b.WriteByte(c)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -55,7 +56,11 @@ func commandLine(args []string) string {
 	}
 	s := "hoist " + strings.Join(args, " ")
 	if len(s) > 200 {
-		s = s[:200] + "…"
+		n := 200
+		for !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
 	}
 	return s
 }

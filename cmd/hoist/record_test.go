@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 // TestRecordNamesTheProgramOnly: the lock's record, which anyone who can
 // read the store can read, names a command run under the lock by its
@@ -18,5 +22,14 @@ func TestRecordNamesTheProgramOnly(t *testing.T) {
 		if got := commandLine(tc.args); got != tc.want {
 			t.Errorf("commandLine(%q) = %q, want %q", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestRecordCutsLongCommandsAtACharacter: a command line too long for the
+// record is cut before a character, never inside one.
+func TestRecordCutsLongCommandsAtACharacter(t *testing.T) {
+	got := commandLine([]string{"push", strings.Repeat("ü", 200)})
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "ü…") {
+		t.Fatalf("commandLine cut to %q", got[len(got)-8:])
 	}
 }
