@@ -83,7 +83,7 @@ func (a *app) rootCommand() *cobra.Command {
 	a.g.parallel = 32
 	f := root.PersistentFlags()
 	f.VarP(listValue{&a.g.hosts, true}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://[user@]host[:port]; repeatable or comma-separated (default local)")
-	f.StringVar(&a.g.hostsFile, "hosts-file", "", "read targets from `FILE`, one per line (# comments)")
+	f.StringVar(&a.g.hostsFile, "hosts-file", "", "read targets from `FILE`, one per line (# comments; never local)")
 	f.StringVar(&a.g.root, "root", "", "the store root on the host, `DIR`: /abs or ~/rel (default ~/.hoist, env HOIST_ROOT)")
 	f.BoolVar(&a.g.json, "json", false, "one JSON object per host and line on stdout")
 	f.Var(countValue{&a.g.parallel, 1}, "parallel", "work on `N` hosts at once")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // targets lists the hosts to work on: -H, --hosts-file, else local, in
-// the order given and without repeats. A target goes to the transport as
+// the order given and without repeats; a hosts file that names local is
+// refused. A target goes to the transport as
 // given ("ssh://user@host:port", "bob@[::1]:2222"): only -H
 // values and lines of --hosts-file are split, at commas, never at ":".
 func (a *app) targets() ([]string, error) {
@@ -26,11 +28,19 @@ func (a *app) targets() ([]string, error) {
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
-		for sc.Scan() {
+		for n := 1; sc.Scan(); n++ {
 			line := strings.TrimSpace(sc.Text())
-			if line != "" && !strings.HasPrefix(line, "#") {
-				list = append(list, splitList(line)...)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
 			}
+			hosts := splitList(line)
+			// A fleet's command must never run on the workstation: a
+			// hosts file names hosts, and local is this machine.
+			if slices.Contains(hosts, transport.LocalTarget) {
+				return nil, usageErr("--hosts-file %s line %d: %q is this machine, not a host, and a hosts file names hosts only; remove it, or give -H local to work here",
+					printable(a.g.hostsFile), n, transport.LocalTarget)
+			}
+			list = append(list, hosts...)
 		}
 		if err := sc.Err(); err != nil {
 			return nil, usageErr("--hosts-file: %v", err)
