@@ -30,6 +30,11 @@ connection. Arguments are passed as they are, never through a shell (use
 sh -c '...' for shell syntax). CMD's output is relayed live; hoist exits
 with CMD's exit status.
 
+CMD starts where the login starts: on an SSH host, the login's home
+directory (so "hoist run -- ./migrate" looks for ~/migrate, and exits 127
+when there is none: cd first, sh -c 'cd /srv/app && ./migrate'); on the
+local target, the current directory.
+
 CMD runs in a session of its own. While it runs the host renews the lock's
 lease (--lease) every quarter lease; if the lock is lost anyway (a frozen
 host, a forced break), the host stops CMD at once. What CMD leaves running
