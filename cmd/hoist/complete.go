@@ -24,7 +24,8 @@ func (a *app) completionCommand(root *cobra.Command) *cobra.Command {
 		Long: `completion prints a script that makes your shell complete hoist's commands,
 flags, and the runtimes of the host named by -H for activate, pin, unpin and
 rollback --to (asked with a 2-second timeout; nothing is offered if the host
-does not answer).`,
+does not answer). The bash script works with or without the bash-completion
+package.`,
 		Example: `  source <(hoist completion bash)
   hoist completion zsh >"${fpath[1]}/_hoist"
   hoist completion fish >~/.config/fish/completions/hoist.fish`,
@@ -41,7 +42,7 @@ does not answer).`,
 		gen  func(io.Writer) error
 		load string
 	}{
-		{"bash", func(w io.Writer) error { return root.GenBashCompletionV2(w, true) }, "source <(hoist completion bash)"},
+		{"bash", func(w io.Writer) error { return bashCompletion(root, w) }, "source <(hoist completion bash)"},
 		{"zsh", root.GenZshCompletion, `hoist completion zsh >"${fpath[1]}/_hoist"`},
 		{"fish", func(w io.Writer) error { return root.GenFishCompletion(w, true) }, "hoist completion fish | source"},
 		{"powershell", root.GenPowerShellCompletionWithDesc, "hoist completion powershell | Out-String | Invoke-Expression"},
@@ -57,6 +58,59 @@ does not answer).`,
 	}
 	return c
 }
+
+// bashCompletion is cobra's bash script, which also works without the
+// bash-completion package (bashWords).
+func bashCompletion(root *cobra.Command, w io.Writer) error {
+	if err := root.GenBashCompletionV2(w, true); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, bashWords)
+	return err
+}
+
+// bashWords replaces the function cobra's bash script calls to split the
+// line into words when bash-completion's _init_completion is not there:
+// cobra's calls bash-completion's _get_comp_words_by_ref, and so failed on
+// every TAB where that package is not installed. This one uses it when it
+// is there, and otherwise splits the line itself from what bash gives
+// (COMP_WORDS, COMP_CWORD, COMP_LINE, COMP_POINT), joining again the words
+// bash split at "=" and ":" (COMP_WORDBREAKS), as "-n =:" asks: "--to=ID"
+// and "host:port" are one word each. cur is the current word up to the
+// cursor, as bash-completion gives it.
+const bashWords = `
+# Without the bash-completion package: the words of the line, from bash's
+# COMP_WORDS, with the pieces bash split at "=" and ":" joined again.
+__hoist_init_completion()
+{
+    COMPREPLY=()
+    if declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+        _get_comp_words_by_ref "$@" cur prev words cword
+        return
+    fi
+    local i piece last= blank line=${COMP_LINE:0:COMP_POINT}
+    words=() cword=-1 cur=
+    for ((i = 0; i <= COMP_CWORD && i < ${#COMP_WORDS[@]}; i++)); do
+        piece=${COMP_WORDS[i]}
+        blank=${line%%[![:blank:]]*}
+        line=${line#"$blank"}
+        if ((cword < 1)) || [[ -n $blank ]] || ! [[ $piece =~ ^[=:]+$ || $last =~ ^[=:]+$ ]]; then
+            words[++cword]=$piece
+            cur=
+        else
+            words[cword]+=$piece
+        fi
+        if ((i == COMP_CWORD)) && [[ $piece == "$line"* ]]; then
+            cur+=$line
+        else
+            cur+=$piece
+        fi
+        line=${line#"$piece"}
+        last=$piece
+    done
+    prev=${words[cword-1]-}
+}
+`
 
 // completeTimeout bounds a completion that asks a host.
 const completeTimeout = 2 * time.Second
