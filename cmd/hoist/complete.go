@@ -23,9 +23,11 @@ func (a *app) completionCommand(root *cobra.Command) *cobra.Command {
 		Short: "print the shell completion script for bash, zsh, fish or powershell",
 		Long: `completion prints a script that makes your shell complete hoist's commands,
 flags, and the runtimes of the host named by -H for activate, pin, unpin and
-rollback --to (asked with a 2-second timeout; nothing is offered if the host
-does not answer). The bash script works with or without the bash-completion
-package.`,
+rollback --to. The host is reached as every command reaches it (the OpenSSH
+configuration, and the -F, -J, -o, -i of the line being completed), with a
+2-second timeout, recording no host key and asking no passphrase; nothing is
+offered if it does not answer, and only ids and names hoist could have made.
+The bash script works with or without the bash-completion package.`,
 		Example: `  source <(hoist completion bash)
   hoist completion zsh >"${fpath[1]}/_hoist"
   hoist completion fish >~/.config/fish/completions/hoist.fish`,
@@ -138,11 +140,23 @@ func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) (
 	defer cancel()
 	var t transport.Transport = &transport.Local{}
 	if targets[0] != transport.LocalTarget {
-		cfg, err := a.sshConfig(targets[0])
+		// Reached as every other command reaches it (the OpenSSH
+		// configuration, and the -F, -J, -o ... of the line being
+		// completed), but quietly: no host key recorded, no passphrase
+		// asked, no more time than completeTimeout per connection.
+		quiet := func(cfg *transport.SSHConfig) {
+			cfg.AcceptNewHostKey, cfg.Passphrase = false, nil
+			cfg.DialTimeout = min(cfg.DialTimeout, completeTimeout)
+			cfg.HandshakeTimeout = min(cfg.HandshakeTimeout, completeTimeout)
+			if cfg.DialTimeout <= 0 {
+				cfg.DialTimeout, cfg.HandshakeTimeout = completeTimeout, completeTimeout
+			}
+		}
+		cfg, err := a.resolve(ctx, targets[0], quiet)
 		if err != nil {
 			return nil, none
 		}
-		cfg.AcceptNewHostKey, cfg.DialTimeout, cfg.HandshakeTimeout = false, completeTimeout, completeTimeout
+		quiet(&cfg)
 		if t, err = transport.DialSSH(ctx, cfg); err != nil {
 			return nil, none
 		}
@@ -155,6 +169,12 @@ func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) (
 	var out []cobra.Completion
 	names := map[string]bool{}
 	for _, rt := range list { // newest first: a name means its first runtime
+		// The host says what its runtimes are called: only what hoist
+		// could have named them is offered, none of which any of the
+		// shells would act on.
+		if !store.ValidName(rt.Name) || !validID(rt.ID) {
+			continue
+		}
 		if strings.HasPrefix(rt.ID, prefix) {
 			out = append(out, cobra.CompletionWithDesc(rt.ID, fmt.Sprintf("%s, %s", rt.Name, size(rt.Size))))
 		}
@@ -164,4 +184,19 @@ func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) (
 		}
 	}
 	return out, none
+}
+
+// validID is whether id is a runtime id hoist makes: a name, "-", and 12
+// lower-case hex digits.
+func validID(id string) bool {
+	name, digest, ok := cutLast(id, "-")
+	return ok && store.ValidName(name) && len(digest) == 12 && strings.Trim(digest, "0123456789abcdef") == ""
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }

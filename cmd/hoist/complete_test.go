@@ -38,3 +38,16 @@ func TestCompletionGivesUp(t *testing.T) {
 		t.Errorf("gave up after %v; the bound is %v", took, completeTimeout)
 	}
 }
+
+// TestValidID: completion offers only ids hoist makes.
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"web-0123456789ab": true, "my-app.v2-abcdef012345": true,
+		"web": false, "web-0123456789": false, "web-0123456789AB": false, "-0123456789ab": false,
+		".web-0123456789ab": false, "x$(id)-0123456789ab": false, "a b-0123456789ab": false,
+	} {
+		if got := validID(id); got != want {
+			t.Errorf("validID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

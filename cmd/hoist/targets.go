@@ -125,15 +125,8 @@ func (a *app) connect(ctx context.Context, target string) (transport.Transport, 
 	if target == transport.LocalTarget {
 		return &transport.Local{}, nil
 	}
-	cfg, err := a.sshConfig(target)
+	cfg, err := a.resolve(ctx, target, nil)
 	if err != nil {
-		return nil, err
-	}
-	// The host as ssh itself would reach it: the user's OpenSSH
-	// configuration (aliases, HostName, Port, User, IdentityFile,
-	// ProxyJump, ProxyCommand, known_hosts settings) and -F, -J, -p, -l, -o.
-	o := transport.ConfigOptions{File: a.g.sshFile, Port: a.g.port, User: a.g.login, Jump: a.g.jump, Options: a.g.sshOpts}
-	if err := transport.ResolveTarget(ctx, target, o, &cfg); err != nil {
 		return nil, err
 	}
 	if cfg.InsecureIgnoreHostKey && !cfg.AcceptNewHostKey {
@@ -142,4 +135,22 @@ func (a *app) connect(ctx context.Context, target string) (transport.Transport, 
 			printable(transport.RedactTarget(target))))
 	}
 	return transport.DialSSH(ctx, cfg)
+}
+
+// resolve is how every command reaches an SSH target: as ssh itself would,
+// through the user's OpenSSH configuration (aliases, HostName, Port, User,
+// IdentityFile, ProxyJump, ProxyCommand, known_hosts settings) and -F, -J,
+// -p, -l, -o. adjust, when set, changes hoist's own settings first, which
+// the jump hosts start from too.
+func (a *app) resolve(ctx context.Context, target string, adjust func(*transport.SSHConfig)) (transport.SSHConfig, error) {
+	cfg, err := a.sshConfig(target)
+	if err != nil {
+		return cfg, err
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	o := transport.ConfigOptions{File: a.g.sshFile, Port: a.g.port, User: a.g.login, Jump: a.g.jump, Options: a.g.sshOpts}
+	err = transport.ResolveTarget(ctx, target, o, &cfg)
+	return cfg, err
 }
