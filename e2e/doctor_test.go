@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +19,8 @@ type doctorReport struct {
 	OK     bool   `json:"ok"`
 	Exit   int    `json:"exit"`
 	Target struct {
-		User, Host, Port, Jump, Identity string
+		User, Host, Port, Jump, Identity, Agent, Key string
+		Missing                                      []string
 	} `json:"target"`
 	Checks []struct {
 		Name, Status, Value, Detail, Fix string
@@ -197,5 +200,106 @@ func TestDoctorStoreOfAnotherUser(t *testing.T) {
 	}
 	if left, err := os.ReadDir(root); err != nil || len(left) > 0 {
 		t.Errorf("the doctor wrote into %s: %v %v", root, left, err)
+	}
+}
+
+// TestDoctorSaysTheResolvedTarget: the target as resolved through the
+// OpenSSH configuration (a ProxyJump, two IdentityFiles) is said before
+// connecting; the auth line names the key the host took (an RSA key, the
+// second offered: the first is one the host refuses); and a target whose
+// connection fails is reported all the same, with the identity files that
+// are missing and a connect item saying why.
+func TestDoctorSaysTheResolvedTarget(t *testing.T) {
+	t.Parallel()
+	target := sshd.Start(t, sshd.Options{})
+	bastion := sshd.Start(t, sshd.Options{})
+	keys := t.TempDir()
+	keygen := func(name, kind string) string {
+		f := filepath.Join(keys, name)
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", kind, "-N", "", "-f", f).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v %s", err, out)
+		}
+		return f
+	}
+	refused, rsa := keygen("refused", "ed25519"), keygen("id_rsa", "rsa")
+	pub, err := os.ReadFile(rsa + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak, err := os.OpenFile(filepath.Join(filepath.Dir(target.KnownHosts), "authorized_keys"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ak.Write(pub); err != nil {
+		t.Fatal(err)
+	}
+	ak.Close()
+	block := func(alias string, ids ...string) string {
+		lines := []string{"Host " + alias, "  HostName 127.0.0.1", "  Port " + strconv.Itoa(target.Port), "  User " + target.User,
+			"  IdentitiesOnly yes", "  UserKnownHostsFile " + target.KnownHosts, "  ProxyJump bastion"}
+		for _, f := range ids {
+			lines = append(lines, "  IdentityFile "+f)
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	cfg := writeConfig(t, block("app", refused, rsa), block("locked-out", refused), hostBlock("bastion", bastion))
+	root := filepath.Join(target.Dir, "store")
+	c := sshConfigCLI(t, cfg, root)
+	doctorJSON := func(args ...string) (doctorReport, run) {
+		t.Helper()
+		r := c.run(append(args, "--json", "doctor")...)
+		var rep doctorReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("hoist --json doctor: %v\n%s", err, r)
+		}
+		return rep, r
+	}
+	say := func(alias, ids string) string {
+		return fmt.Sprintf("hoist: %s: connecting: user %s, host 127.0.0.1, port %d; via ProxyJump bastion; identity files %s; no ssh-agent\n",
+			alias, target.User, target.Port, ids)
+	}
+
+	rep, r := doctorJSON("-H", "app")
+	noneFail(t, rep, c.run("-H", "app", "doctor"))
+	if !strings.HasPrefix(r.stderr, say("app", refused+", "+rsa)) {
+		t.Errorf("before connecting, want %q on stderr:\n%s", say("app", refused+", "+rsa), r)
+	}
+	if rep.Target.Jump != "ProxyJump bastion" || rep.Target.Identity != refused+","+rsa || rep.Target.Key != rsa ||
+		rep.Target.Host != "127.0.0.1" || rep.Target.Port != strconv.Itoa(target.Port) || rep.Target.User != target.User {
+		t.Errorf("target: %+v", rep.Target)
+	}
+	if s, v, d, _ := rep.check(t, "auth"); s != "ok" || v != "publickey" || d != "public key "+rsa+", accepted by the host" {
+		t.Errorf("auth: %s %q %q; want the RSA key named", s, v, d)
+	}
+
+	// The host takes none of the keys: the target, then why.
+	rep, r = doctorJSON("-H", "locked-out")
+	if r.code != 1 || rep.OK || !strings.HasPrefix(r.stderr, say("locked-out", refused)) {
+		t.Errorf("want exit 1 and the target said first:\n%s", r)
+	}
+	if s, _, d, _ := rep.check(t, "target"); s != "ok" || !strings.Contains(d, "via ProxyJump bastion; identity files "+refused) {
+		t.Errorf("target: %s %q", s, d)
+	}
+	if s, _, d, _ := rep.check(t, "connect"); s != "fail" || !strings.Contains(d, "authentication failed for user "+target.User) {
+		t.Errorf("connect: %s %q; want the authentication failure", s, d)
+	}
+	txt := c.run("-H", "locked-out", "doctor")
+	for _, want := range []string{"OK    target    locked-out: user " + target.User, "FAIL  connect   authentication failed", "1 ok, 0 warn, 1 fail"} {
+		if !strings.Contains(txt.stdout, want) {
+			t.Errorf("the text report lacks %q:\n%s", want, txt)
+		}
+	}
+
+	// An identity file that is not there: named as missing.
+	gone := filepath.Join(keys, "gone")
+	rep, r = doctorJSON("-H", "app", "-i", gone, "-i", rsa)
+	if s, _, d, _ := rep.check(t, "target"); s != "warn" || !strings.Contains(d, "identity files "+gone+" (missing), "+rsa+";") {
+		t.Errorf("target: %s %q; want %s named missing\n%s", s, d, gone, r)
+	}
+	if len(rep.Target.Missing) != 1 || rep.Target.Missing[0] != gone {
+		t.Errorf("target: missing %q, want [%s]", rep.Target.Missing, gone)
+	}
+	if s, _, d, _ := rep.check(t, "connect"); s != "fail" || !strings.Contains(d, gone) {
+		t.Errorf("connect: %s %q; want the missing file named", s, d)
 	}
 }

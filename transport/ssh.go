@@ -204,7 +204,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 			return nil, err
 		}
 	}
-	conn, client, err := dial(ctx, cfg, t)
+	conn, client, key, err := dial(ctx, cfg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 		name = cfg.Name
 	}
 	s := &SSH{
-		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFiles},
+		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFiles, Key: key},
 		target:   name,
 		client:   client,
 		conn:     conn,
@@ -231,7 +231,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	if cfg.Logger != nil {
 		s.rtt, _ = s.RoundTrip(2)
 		cfg.Logger.Debug("connected", "target", s.target, "took", time.Since(start).Round(time.Millisecond),
-			"rtt", s.rtt.Round(10*time.Microsecond))
+			"rtt", s.rtt.Round(10*time.Microsecond), "key", key)
 	}
 	return s, nil
 }
@@ -288,6 +288,9 @@ type Reached struct {
 	Via string
 	// Identities are the identity files offered (the agent's keys too).
 	Identities []string
+	// Key is the identity the host accepted: a file (or a certificate
+	// file), or "ssh-agent key SHA256:…" for a key only the agent holds.
+	Key string
 }
 
 // Reached says how this connection was made.

@@ -30,6 +30,8 @@ var defaultIdentityNames = []string{"id_ed25519", "id_ecdsa", "id_rsa"}
 // keys. Each key's certificates go right before it.
 type identities struct {
 	signers []ssh.Signer
+	labels  []string // what each signer is: a file, or "ssh-agent"
+	used    accepted // the one the host accepted
 	tried   []string // files and "ssh-agent", as listed in the ErrAuth message
 	locked  []string // passphrase-protected files the agent does not hold
 	notes   []string // files and keys skipped for other reasons
@@ -203,6 +205,7 @@ func (ids *identities) add(s ssh.Signer, label string) {
 		return
 	}
 	ids.signers = append(ids.signers, s)
+	ids.labels = append(ids.labels, label)
 	for _, l := range ids.tried {
 		if l == label {
 			return
@@ -482,5 +485,9 @@ func (ids *identities) authMethods() []ssh.AuthMethod {
 	if len(ids.signers) == 0 {
 		return nil
 	}
-	return []ssh.AuthMethod{ssh.PublicKeys(ids.signers...)}
+	signers := make([]ssh.Signer, len(ids.signers))
+	for i, s := range ids.signers {
+		signers[i] = noting(s, ids.labels[i], &ids.used)
+	}
+	return []ssh.AuthMethod{ssh.PublicKeys(signers...)}
 }

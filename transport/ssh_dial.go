@@ -21,11 +21,12 @@ import (
 // and nothing has been authenticated or run yet.
 const handshakeAttempts = 4
 
-// dial makes the one connection an SSH value lives on.
-func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.Client, error) {
+// dial makes the one connection an SSH value lives on, and says which
+// identity the host accepted (Reached.Key).
+func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (_ *activityConn, _ *ssh.Client, key string, _ error) {
 	ids, err := loadIdentities(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer ids.close() // agent keys are only needed to sign during authentication
 	if cfg.Logger != nil {
@@ -34,24 +35,24 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.
 	}
 	kh, err := loadKnownHosts(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	for attempt := 1; ; attempt++ {
 		conn, client, retry, err := dialOnce(ctx, cfg, t, ids, kh)
 		if err == nil {
-			return conn, client, nil
+			return conn, client, ids.used.get(), nil
 		}
 		if !retry {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		if attempt == handshakeAttempts {
-			return nil, nil, dialErr(ErrHandshake, err,
+			return nil, nil, "", dialErr(ErrHandshake, err,
 				"the host closed the connection before the ssh key exchange, %d times; "+
 					"the host may be overloaded (sshd MaxStartups) or the port may not speak SSH, try again later",
 				attempt)
 		}
 		if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-			return nil, nil, interrupted(err)
+			return nil, nil, "", interrupted(err)
 		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"os/user"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,9 +30,12 @@ func (a *app) doctorCommand() *cobra.Command {
 		Long: `doctor connects to each host and reports a checklist, each item OK, WARN or
 FAIL, with what to do about each problem:
 
-  target    the user, host and port it reached (the jump hosts and the
-            identity used are not known yet: "-")
-  auth      how it logged in
+  target    the target as resolved (the OpenSSH configuration, -F, -J, -o):
+            user, host, port, jump or proxy, the identity files (which are
+            missing) and the agent; said on stderr before connecting, and
+            reported also when the connection fails, with a connect item
+            that says why
+  auth      the key the host accepted
   rtt       the round-trip time, and how long a trivial command takes
   clock     the host's clock against this machine's, ± half the time the
             reading took
@@ -51,7 +56,9 @@ It exits 1 when any item fails.`,
 		Example: `  hoist -H deploy@web1 doctor
   hoist -H web1,web2 --root /srv/hoist doctor --json`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return a.lockFleet(a.doctor) },
+		RunE: func(*cobra.Command, []string) error {
+			return a.stoppable(func(ctx context.Context) error { return a.eachTarget(ctx, a.doctorHost) })
+		},
 	}
 }
 
@@ -72,24 +79,85 @@ type check struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// doctorTarget is the target as reached. Jump and Identity are "-" until
-// the transport can tell them.
+// doctorTarget is the target as resolved, before connecting: Identity
+// lists the identity files to offer, Missing those of them that do not
+// exist, Agent the ssh-agent socket whose keys are offered too, and Key the
+// identity the host accepted ("-" until connected).
 type doctorTarget struct {
-	User     string `json:"user"`
-	Host     string `json:"host"`
-	Port     string `json:"port"`
-	Jump     string `json:"jump"`
-	Identity string `json:"identity"`
+	User     string   `json:"user"`
+	Host     string   `json:"host"`
+	Port     string   `json:"port"`
+	Jump     string   `json:"jump"`
+	Identity string   `json:"identity"`
+	Missing  []string `json:"missing"`
+	Agent    string   `json:"agent"`
+	Key      string   `json:"key"`
 }
 
-func (a *app) doctor(ctx context.Context, l *lock.Lock) result {
+// doctorHost checks one target: it resolves it, says how it will be
+// reached, connects, and runs the checks. A target that cannot be resolved
+// or reached is reported all the same, with what failed.
+func (a *app) doctorHost(ctx context.Context, target string, root shellcmd.Root) result {
+	if target == transport.LocalTarget {
+		tg := localTarget()
+		r := a.doctor(ctx, a.doctorLock(&transport.Local{}, root), tg, targetCheck(target, tg))
+		r.host = target
+		return r
+	}
+	name := transport.RedactTarget(target)
+	cfg, err := a.resolve(ctx, target, nil)
+	if err != nil {
+		tg := doctorTarget{User: "-", Host: name, Port: "-", Jump: "-", Identity: "-", Missing: []string{}, Agent: "-", Key: "-"}
+		return unreached(name, tg, err, check{Name: "target", Status: checkFail, Value: name, Detail: err.Error(),
+			Fix: "check the OpenSSH configuration for " + name + " (ssh -G " + name + ")"})
+	}
+	tg := resolvedTarget(cfg)
+	tc := targetCheck(name, tg)
+	a.say(name, "connecting: %s", strings.TrimPrefix(tc.Detail, name+": "))
+	t, err := a.dial(ctx, target, cfg)
+	if err != nil {
+		what, todo, _ := strings.Cut(explain(err), "; ")
+		return unreached(name, tg, err, tc, check{Name: "connect", Status: checkFail, Value: "-", Detail: what, Fix: todo})
+	}
+	defer t.Close()
+	tg.Key = orDash(t.Reached().Key)
+	r := a.doctor(ctx, a.doctorLock(t, root), tg, tc)
+	r.host = t.Target()
+	return r
+}
+
+// doctorLock is the store's lock on t, to read: the doctor takes none.
+func (a *app) doctorLock(t transport.Transport, root shellcmd.Root) *lock.Lock {
+	h := remote.New(t)
+	h.Logger = a.hostLogger()
+	return lock.New(h, root)
+}
+
+// doctor runs the checks on a connected host, after the target's own.
+func (a *app) doctor(ctx context.Context, l *lock.Lock, tg doctorTarget, tc check) result {
 	t := l.Host().Transport()
-	tg := reachedTarget(t)
-	checks := []check{a.targetCheck(t, tg), a.authCheck(t)}
+	checks := []check{tc, authCheck(tg)}
 	checks = append(checks, timeChecks(ctx, t)...)
 	hc, lockJSON := hostChecks(ctx, l)
 	checks = append(checks, hc...)
+	r := report(checks, tg)
+	if lockJSON != nil {
+		r.json["lock"] = lockJSON
+	}
+	return r
+}
 
+// unreached is the report on a target that was not reached: the checks
+// made so far, and err, why not, as the host's error.
+func unreached(name string, tg doctorTarget, err error, checks ...check) result {
+	r := report(checks, tg)
+	r.host, r.err = name, err
+	return r
+}
+
+// report is the checklist of one host, as text and JSON; it fails when a
+// check failed.
+func report(checks []check, tg doctorTarget) result {
 	var b strings.Builder
 	counts := map[string]int{}
 	var failed []string
@@ -112,9 +180,6 @@ func (a *app) doctor(ctx context.Context, l *lock.Lock) result {
 		"target": tg, "checks": checks,
 		"summary": map[string]int{checkOK: counts[checkOK], checkWarn: counts[checkWarn], checkFail: counts[checkFail]},
 	}}
-	if lockJSON != nil {
-		r.json["lock"] = lockJSON
-	}
 	if n := len(failed); n > 0 {
 		what := "checks"
 		if n == 1 {
@@ -125,60 +190,90 @@ func (a *app) doctor(ctx context.Context, l *lock.Lock) result {
 	return r
 }
 
-// reachedTarget splits the transport's "user@host:port".
-func reachedTarget(t transport.Transport) doctorTarget {
-	tg := doctorTarget{User: "-", Host: "-", Port: "-", Jump: "-", Identity: "-"}
-	if _, ok := t.(*transport.Local); ok {
-		tg.Host = transport.LocalTarget
-		if u, err := user.Current(); err == nil {
-			tg.User = u.Username
-		}
-		return tg
-	}
-	s := t.Target()
-	if ssh, ok := t.(*transport.SSH); ok {
-		// As the connection was made: after the OpenSSH configuration.
-		r := ssh.Reached()
-		s = r.User + "@" + r.Addr
-		if r.Via != "" {
-			tg.Jump = r.Via
-		}
-		if len(r.Identities) > 0 {
-			tg.Identity = strings.Join(r.Identities, ",")
-		}
-	}
-	if at := strings.LastIndex(s, "@"); at >= 0 {
-		tg.User, s = s[:at], s[at+1:]
-	}
-	if host, port, err := net.SplitHostPort(s); err == nil {
-		tg.Host, tg.Port = host, port
-	} else {
-		tg.Host = s
+// localTarget is the local target: this machine, as the current user.
+func localTarget() doctorTarget {
+	tg := doctorTarget{User: "-", Host: transport.LocalTarget, Port: "-", Jump: "-", Identity: "-", Missing: []string{}, Agent: "-", Key: "-"}
+	if u, err := user.Current(); err == nil {
+		tg.User = u.Username
 	}
 	return tg
 }
 
-func (a *app) targetCheck(t transport.Transport, tg doctorTarget) check {
-	if _, ok := t.(*transport.Local); ok {
+// resolvedTarget is how cfg reaches the host.
+func resolvedTarget(cfg transport.SSHConfig) doctorTarget {
+	tg := doctorTarget{User: cfg.User, Host: cfg.Target, Port: "22", Jump: orDash(cfg.Via), Identity: "-", Missing: []string{}, Agent: "-", Key: "-"}
+	if at := strings.LastIndex(tg.Host, "@"); at >= 0 {
+		if tg.User == "" {
+			tg.User = tg.Host[:at]
+		}
+		tg.Host = tg.Host[at+1:]
+	}
+	if host, port, err := net.SplitHostPort(tg.Host); err == nil {
+		tg.Host, tg.Port = host, port
+	}
+	if tg.User == "" {
+		if u, err := user.Current(); err == nil {
+			tg.User = u.Username
+		}
+	}
+	if len(cfg.IdentityFiles) > 0 {
+		tg.Identity = strings.Join(cfg.IdentityFiles, ",")
+	}
+	for _, f := range cfg.IdentityFiles {
+		if _, err := os.Stat(f); err != nil {
+			tg.Missing = append(tg.Missing, f)
+		}
+	}
+	switch sock := cfg.IdentityAgent; {
+	case cfg.NoAgent || sock == "none":
+	case sock != "" && sock != "SSH_AUTH_SOCK":
+		tg.Agent = sock
+	default:
+		tg.Agent = orDash(os.Getenv("SSH_AUTH_SOCK"))
+	}
+	return tg
+}
+
+func targetCheck(name string, tg doctorTarget) check {
+	if tg.Host == transport.LocalTarget {
 		return check{Name: "target", Status: checkOK, Value: transport.LocalTarget,
 			Detail: fmt.Sprintf("local: this machine as %s, through /bin/sh; no ssh", tg.User)}
 	}
-	return check{Name: "target", Status: checkOK, Value: t.Target(),
-		Detail: fmt.Sprintf("%s: user %s, host %s, port %s; via %s; identity files offered %s", t.Target(), tg.User, tg.Host, tg.Port, tg.Jump, tg.Identity)}
+	ids := "no identity file (none of the default ~/.ssh/id_* exists)"
+	if tg.Identity != "-" {
+		files := strings.Split(tg.Identity, ",")
+		for i, f := range files {
+			if slices.Contains(tg.Missing, f) {
+				files[i] += " (missing)"
+			}
+		}
+		ids = "identity files " + strings.Join(files, ", ")
+	}
+	agent := "no ssh-agent"
+	if tg.Agent != "-" {
+		agent = "the keys of ssh-agent at " + tg.Agent
+	}
+	via := "directly"
+	if tg.Jump != "-" {
+		via = "via " + tg.Jump
+	}
+	c := check{Name: "target", Status: checkOK, Value: name,
+		Detail: fmt.Sprintf("%s: user %s, host %s, port %s; %s; %s; %s", name, tg.User, tg.Host, tg.Port, via, ids, agent)}
+	if len(tg.Missing) > 0 {
+		c.Status = checkWarn
+		c.Fix = "create the missing identity files, or name the ones to use (-i, IdentityFile)"
+	}
+	return c
 }
 
-func (a *app) authCheck(t transport.Transport) check {
-	if _, ok := t.(*transport.SSH); !ok {
+func authCheck(tg doctorTarget) check {
+	switch {
+	case tg.Host == transport.LocalTarget:
 		return check{Name: "auth", Status: checkOK, Value: "-", Detail: "none: the target is this machine"}
+	case tg.Key == "-":
+		return check{Name: "auth", Status: checkOK, Value: "none", Detail: "the host let the login in without a key"}
 	}
-	offered := ""
-	if len(a.g.identities) > 0 {
-		offered = " (-i " + strings.Join(a.g.identities, ", ") + ")"
-	}
-	// The transport offers public keys only; which one the host took it
-	// does not tell (yet).
-	return check{Name: "auth", Status: checkOK, Value: "publickey",
-		Detail: "public key, the only method hoist offers" + offered + "; the key the host accepted is not known yet"}
+	return check{Name: "auth", Status: checkOK, Value: "publickey", Detail: "public key " + tg.Key + ", accepted by the host"}
 }
 
 // timeChecks are the round-trip time and the host's clock, read with one

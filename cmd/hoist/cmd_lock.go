@@ -37,10 +37,16 @@ a lock no one can be holding any more.`,
 // lockFleet runs fn on every host, stopping on the first interrupt and
 // exiting on the second.
 func (a *app) lockFleet(fn func(ctx context.Context, l *lock.Lock) result) error {
+	return a.stoppable(func(ctx context.Context) error { return a.fleet(ctx, fn) })
+}
+
+// stoppable runs fn with a context the first interrupt cancels; the second
+// exits.
+func (a *app) stoppable(fn func(ctx context.Context) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a.interrupted(ctx, func(os.Signal) { cancel() }, func(s os.Signal) { os.Exit(signalExit(s)) })
-	return a.fleet(ctx, fn)
+	return fn(ctx)
 }
 
 func (a *app) lockStatusCommand() *cobra.Command {

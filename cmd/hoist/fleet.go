@@ -33,6 +33,13 @@ type result struct {
 // or dead host holds up no other. The outcomes, in the order the targets
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
+	return a.eachTarget(ctx, func(ctx context.Context, target string, root shellcmd.Root) result {
+		return a.onHost(ctx, target, root, fn)
+	})
+}
+
+// eachTarget is fleet for a command that reaches each target itself.
+func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root shellcmd.Root) result) error {
 	targets, err := a.targets()
 	if err != nil {
 		return err
@@ -53,7 +60,7 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r := a.onHost(ctx, t, root, fn)
+			r := fn(ctx, t, root)
 			mu.Lock()
 			defer mu.Unlock()
 			a.report(r)

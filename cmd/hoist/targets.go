@@ -129,6 +129,15 @@ func (a *app) connect(ctx context.Context, target string) (transport.Transport, 
 	if err != nil {
 		return nil, err
 	}
+	t, err := a.dial(ctx, target, cfg)
+	if err != nil {
+		return nil, err // not a nil *SSH in an interface
+	}
+	return t, nil
+}
+
+// dial connects to target as resolve resolved it.
+func (a *app) dial(ctx context.Context, target string, cfg transport.SSHConfig) (*transport.SSH, error) {
 	if cfg.InsecureIgnoreHostKey && !cfg.AcceptNewHostKey {
 		// Said even with -q: nobody checks who answers.
 		a.con.line(fmt.Sprintf("hoist: %s: WARNING: StrictHostKeyChecking no: a host key no known_hosts file lists is accepted unchecked; anyone on the path can pose as this host",
