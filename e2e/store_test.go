@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -343,10 +345,35 @@ func TestPushKilledMidUpload(t *testing.T) {
 		t.Fatalf("the stopped upload's stage is not kept, marked cut")
 	}
 	// The next push resumes it, from well past its start, and installs
-	// the runtime byte for byte.
-	res := pushJSON(t, c, src, "--name", "big")
+	// the runtime byte for byte. Its lines say the offset, what is left to
+	// send and what was sent, the numbers --json gives; the rate counts
+	// only what this push sent.
+	r := c.run("--json", "push", src, "--name", "big")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 {
+		t.Fatalf("the resumed push: %v\n%s", err, r)
+	}
 	if res["promoted"] != true || res["resumed_at"].(float64) < 20<<20 || res["uploaded_bytes"].(float64) > 140<<20 {
 		t.Fatalf("the resumed push: %v", res)
+	}
+	at, sent := int64(res["resumed_at"].(float64)), int64(res["uploaded_bytes"].(float64))
+	for _, want := range []string{
+		"hoist: " + h.Target() + ": resuming the upload at " + humanSize(at) + ": " + humanSize(sent) + " of the runtime's archive, " + humanSize(at+sent) + ", left to send\n",
+		"hoist: " + h.Target() + ": uploaded " + humanSize(sent) + " in ",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the resumed push does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	m := regexp.MustCompile(`uploaded \S+ \S+ in (\S+) \(([0-9.]+) (B|KiB|MiB|GiB)/s\)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no upload time and rate in:\n%s", r.stderr)
+	}
+	took, _ := time.ParseDuration(m[1])
+	rate, _ := strconv.ParseFloat(m[2], 64)
+	rate *= map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[3]]
+	if want := float64(sent) / took.Seconds(); rate < want*0.95 || rate > want*1.05 {
+		t.Errorf("the rate %s/s is not what this push sent over its time (%s in %s)", humanSize(int64(rate)), humanSize(sent), took)
 	}
 	if exists(stage) {
 		t.Fatalf("the resumed stage is still there")
@@ -620,4 +647,17 @@ func uploadedPast(t *testing.T, root string, n int64, push *started) (stage stri
 		return false
 	})
 	return stage, size
+}
+
+// humanSize is a size as hoist prints it.
+func humanSize(n int64) string {
+	for _, u := range []struct {
+		unit string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size {
+			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.unit
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
 }

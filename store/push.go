@@ -41,11 +41,18 @@ type PushOptions struct {
 	Activate bool
 	// Wait bounds the wait for the lock at promotion (and activation).
 	Wait time.Duration
+	// Starting, when set, is called once the upload is about to start, with
+	// the size of the archive it sends to this host (files the host has
+	// already travel as links, without their bytes) and the offset in it
+	// where the upload goes on (a resumed upload's; 0 otherwise).
+	Starting func(size, offset int64)
 	// Progress, when set, is called as the upload advances with the bytes
-	// sent so far and the total.
-	Progress func(sent, total int64)
+	// of the archive on the host so far (from the offset Starting gave,
+	// which counts as there) and the archive's size.
+	Progress func(at, size int64)
 	// Uploaded, when set, is called once the upload has ended well, with
-	// the bytes sent; the host verifies and unpacks next.
+	// the bytes this push sent (from the offset on); the host verifies and
+	// unpacks next.
 	Uploaded func(sent int64)
 	Events   lock.Events
 	// Stop, when closed, stops the upload (keeping the stage for the next
@@ -180,7 +187,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case <-upCtx.Done():
 		}
 	}()
-	sum, err := s.upload(upCtx, up, a, p.Stage, st, res, opts.Progress)
+	sum, err := s.upload(upCtx, up, a, p.Stage, st, res, opts)
 	if err != nil {
 		select {
 		case <-stopped:
@@ -299,7 +306,7 @@ func (res *PushResult) read(r *remote.Reply) {
 // Resuming, the archive is made again and its first bytes compared with
 // what the stage holds; the upload goes on from there when they match, and
 // starts over in the same file when they do not.
-func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, token string, st staged, res *PushResult, progress func(int64, int64)) (string, error) {
+func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, token string, st staged, res *PushResult, opts PushOptions) (string, error) {
 	dest, err := s.stagePath(token)
 	if err != nil {
 		return "", err
@@ -341,12 +348,21 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 			pr.CloseWithError(errRestart)
 			<-tarDone
 			st.offset, st.prefix = 0, ""
-			return s.upload(ctx, up, a, token, st, res, progress)
+			return s.upload(ctx, up, a, token, st, res, opts)
 		}
 	}
 	res.Resumed = o.Offset
-	if progress != nil {
-		src = &counting{r: src, n: o.Offset, total: a.Size, fn: progress}
+	if opts.Starting != nil || opts.Progress != nil {
+		size, err := a.archiveSize(st.pool)
+		if err != nil {
+			return "", err
+		}
+		if opts.Starting != nil {
+			opts.Starting(size, o.Offset)
+		}
+		if opts.Progress != nil {
+			src = &counting{r: src, n: o.Offset, total: size, fn: opts.Progress}
+		}
 	}
 	n, err := up.Upload(ctx, dest, src, o)
 	res.Uploaded = n

@@ -207,6 +207,14 @@ func (a *Artifact) damaged(err error) error {
 	return fmt.Errorf("%s: %w", a.Source, err)
 }
 
+// countingWriter counts the bytes written to it.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
 // countingReader counts the bytes the tar reader has taken.
 type countingReader struct {
 	r io.Reader
@@ -240,7 +248,7 @@ func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(w, nil) }
 func (a *Artifact) writeTar(w io.Writer, pool map[string]string) error {
 	pk := newPacker(w, a.Entries)
 	pk.pool = pool
-	if err := pk.tw.WriteHeader(&tar.Header{Name: TreeDir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: pk.now}); err != nil {
+	if err := pk.put(pk.treeHeader()); err != nil {
 		return err
 	}
 	if a.dir {
@@ -259,6 +267,30 @@ func (a *Artifact) writeTar(w io.Writer, pool map[string]string) error {
 	return pk.close()
 }
 
+// archiveSize is the size of the archive writeTar writes with pool, found
+// without reading a file: the same headers, as archive/tar writes them, and
+// the bytes of each file that travels, padded to a block. The order of the
+// entries does not change it.
+func (a *Artifact) archiveSize(pool map[string]string) (int64, error) {
+	var n int64
+	pk := newPacker(nil, a.Entries)
+	pk.pool, pk.size = pool, &n
+	if err := pk.put(pk.treeHeader()); err != nil {
+		return 0, err
+	}
+	for _, e := range a.Entries {
+		mtime := e.mtime
+		if e.implied {
+			mtime = pk.now
+		}
+		if err := pk.header(e, mtime); err != nil {
+			return 0, err
+		}
+	}
+	err := pk.close()
+	return n, err
+}
+
 // packer writes entries under tree/ and collects the directory modes to fix.
 type packer struct {
 	tw    *tar.Writer
@@ -272,6 +304,9 @@ type packer struct {
 	// its bytes do not travel.
 	linked bool
 	files  strings.Builder // "<sha256> <path>" of every file, for FilesFile
+	// size, when set, counts the bytes the archive would have instead of
+	// writing them (archiveSize).
+	size *int64
 }
 
 // newPacker writes entries to w. What the archive adds (tree/, implied
@@ -337,7 +372,24 @@ func (pk *packer) header(e Entry, mtime time.Time) error {
 		fmt.Fprintf(&pk.modes, "%o\t%s\n", h.Mode, e.Path)
 		h.Mode |= 0o700
 	}
-	return pk.tw.WriteHeader(h)
+	return pk.put(h)
+}
+
+func (pk *packer) treeHeader() *tar.Header {
+	return &tar.Header{Name: TreeDir + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: pk.now}
+}
+
+// put writes h, or counts it with the entry's bytes after it.
+func (pk *packer) put(h *tar.Header) error {
+	if pk.size == nil {
+		return pk.tw.WriteHeader(h)
+	}
+	var c countingWriter
+	if err := tar.NewWriter(&c).WriteHeader(h); err != nil {
+		return err
+	}
+	*pk.size += c.n + (h.Size+blockSize-1)/blockSize*blockSize
+	return nil
 }
 
 // parents writes the directories above p not written yet, outermost first,
@@ -360,12 +412,19 @@ func (pk *packer) Write(p []byte) (int, error) { return pk.tw.Write(p) }
 func (pk *packer) close() error {
 	for _, f := range []struct{ name, body string }{{ModesFile, pk.modes.String()}, {FilesFile, pk.files.String()}} {
 		h := &tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(f.body)), ModTime: pk.now}
-		if err := pk.tw.WriteHeader(h); err != nil {
+		if err := pk.put(h); err != nil {
 			return err
+		}
+		if pk.size != nil {
+			continue
 		}
 		if _, err := io.WriteString(pk.tw, f.body); err != nil {
 			return err
 		}
+	}
+	if pk.size != nil {
+		*pk.size += 2 * blockSize // the end of the archive, as Close writes it
+		return nil
 	}
 	return pk.tw.Close()
 }

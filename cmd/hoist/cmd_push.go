@@ -80,6 +80,7 @@ func (a *app) push(source string, o pushOptions) error {
 	}
 	bars := a.newProgress()
 	defer bars.stop()
+	bars.artifact = filesOf(art)
 	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
 		name := s.Lock().Host().Name()
 		h := bars.host(name, o.wait)
@@ -89,6 +90,7 @@ func (a *app) push(source string, o pushOptions) error {
 			Streams:  o.streams,
 			Events:   h.events(),
 			Stop:     stop,
+			Starting: h.starting,
 			Progress: h.progress,
 			Uploaded: func(int64) { h.uploadEnded() },
 		})
@@ -128,4 +130,19 @@ func (a *app) push(source string, o pushOptions) error {
 		r.data = fmt.Sprintf("%s: %s %s", name, art.ID(), strings.Join(what, ", "))
 		return r
 	})
+}
+
+// filesOf says what an artifact holds: "3 files of 22 B".
+func filesOf(art *store.Artifact) string {
+	n := 0
+	for _, e := range art.Entries {
+		if e.Type == 'f' {
+			n++
+		}
+	}
+	files := "files"
+	if n == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("%d %s of %s", n, files, size(art.Size))
 }

@@ -22,13 +22,14 @@ import (
 // written above them (console.Write, through mpb) is on the screen at the
 // next frame and never lost when the bars stop.
 type progress struct {
-	a       *app
-	mode    int // progressOff, progressPlain, progressBars
-	p       *mpb.Progress
-	refresh chan any
-	quit    chan struct{}
-	mu      sync.Mutex
-	hosts   []*hostBar
+	a        *app
+	artifact string // what is pushed, for the first line: "3 files of 22 B"
+	mode     int    // progressOff, progressPlain, progressBars
+	p        *mpb.Progress
+	refresh  chan any
+	quit     chan struct{}
+	mu       sync.Mutex
+	hosts    []*hostBar
 }
 
 const (
@@ -128,6 +129,7 @@ func (h *hostBar) events() lock.Events {
 	return lock.Events{
 		Waiting: func(s lock.State) {
 			h.uploadEnded()
+			h.hostStepEnded()
 			if h.wait != 0 {
 				a.say(h.name, "waiting for the store lock, held by %s (%s)", s.Describe(), s.Reason())
 			}
@@ -142,6 +144,7 @@ func (h *hostBar) events() lock.Events {
 		},
 		Acquired: func(string) {
 			h.uploadEnded()
+			h.hostStepEnded()
 			if h.uploading() {
 				h.step("promoting", true)
 			} else {

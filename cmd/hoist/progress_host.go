@@ -12,6 +12,11 @@ import (
 // hostBar is one host's push as progress shows it. Its mutex guards the
 // state only: mpb's goroutines call describe, so no bar method and no
 // console write happens while it is held.
+//
+// Each number has one meaning: the archive's size (what this host is sent:
+// files it has already travel as links), the position in it (a resumed
+// upload starts at its offset), and what this push sent (from the offset
+// on), which the rate and the result count.
 type hostBar struct {
 	pr   *progress
 	name string
@@ -20,29 +25,43 @@ type hostBar struct {
 	once sync.Once
 	bar  *mpb.Bar
 
-	mu          sync.Mutex
-	sent, total int64
-	begin, end  time.Time // of the upload
-	text        string    // the step after the upload, or the result
-	done        bool
+	mu               sync.Mutex
+	at, size, offset int64
+	begin, end       time.Time // of the upload
+	text             string    // the step after the upload, or the result
+	since            time.Time // when the step began: the host's steps show their time
+	done             bool
 }
 
-// progress is store.PushOptions.Progress: the bytes sent so far, and the
-// size of the files (the tar around them adds its headers).
-func (h *hostBar) progress(sent, total int64) {
+// starting is store.PushOptions.Starting: the archive's size, and where
+// the upload starts in it.
+func (h *hostBar) starting(total, offset int64) {
 	h.mu.Lock()
-	first := h.begin.IsZero()
-	if first {
-		h.begin = time.Now()
-	}
-	h.sent, h.total = sent, max(total, sent)
+	h.begin, h.size, h.offset, h.at = time.Now(), total, offset, offset
 	h.mu.Unlock()
-	if first {
-		h.line("uploading the runtime (" + size(total) + ")")
+	if offset > 0 {
+		h.line(fmt.Sprintf("resuming the upload at %s: %s of the runtime's archive, %s, left to send",
+			size(offset), size(total-offset), size(total)))
+	} else {
+		h.line(fmt.Sprintf("uploading the runtime's archive, %s (%s)", size(total), h.pr.artifact))
 	}
 	if b := h.ensureBar(); b != nil {
-		b.SetTotal(max(total, sent), false)
-		b.SetCurrent(sent)
+		b.SetTotal(total, false)
+		b.SetCurrent(offset)
+	}
+}
+
+// progress is store.PushOptions.Progress: the position in the archive.
+func (h *hostBar) progress(at, total int64) {
+	h.mu.Lock()
+	if h.begin.IsZero() { // no Starting: the upload started now
+		h.begin, h.size = time.Now(), total
+	}
+	h.at, h.size = at, max(total, at)
+	h.mu.Unlock()
+	if b := h.ensureBar(); b != nil {
+		b.SetTotal(max(total, at), false)
+		b.SetCurrent(at)
 	}
 }
 
@@ -55,16 +74,31 @@ func (h *hostBar) uploadEnded() {
 		return
 	}
 	h.end = time.Now()
-	took := h.end.Sub(h.begin)
-	unit := time.Millisecond
-	if took < 10*time.Millisecond {
-		unit = time.Microsecond
-	}
-	msg := fmt.Sprintf("uploaded %s in %s (%s/s); verifying and unpacking", size(h.sent),
-		took.Round(unit), size(int64(float64(h.sent)/max(took.Seconds(), 1e-6))))
-	h.text = "verifying and unpacking"
+	sent, took := h.at-h.offset, h.end.Sub(h.begin)
+	msg := fmt.Sprintf("uploaded %s in %s (%s/s); verifying and unpacking", size(sent), roundTook(took),
+		size(int64(float64(sent)/max(took.Seconds(), 1e-6))))
+	h.text, h.since = "verifying and unpacking", h.end
 	h.mu.Unlock()
 	h.line(msg)
+}
+
+// hostStepEnded says how long the host took to verify and unpack, once the
+// host has moved on (it waits for the lock, or holds it).
+func (h *hostBar) hostStepEnded() {
+	h.mu.Lock()
+	verifying := h.text == "verifying and unpacking"
+	took := time.Since(h.since)
+	h.mu.Unlock()
+	if verifying {
+		h.line("verified and unpacked in " + roundTook(took).String())
+	}
+}
+
+func roundTook(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // uploading reports whether this push uploads (a runtime already on the
@@ -79,7 +113,7 @@ func (h *hostBar) uploading() bool {
 func (h *hostBar) step(text string, line bool) {
 	h.ensureBar()
 	h.mu.Lock()
-	h.text = text
+	h.text, h.since = text, time.Now()
 	h.mu.Unlock()
 	if line {
 		h.line(text)
@@ -129,19 +163,30 @@ func (h *hostBar) ensureBar() *mpb.Bar {
 	return h.bar
 }
 
-// describe is the text after the bar: during the upload the bytes sent of
-// the total, the rate and the time left; then the step, then the result.
+// spinner turns while the host works on a step that says nothing until
+// it ends.
+var spinner = []string{"-", "\\", "|", "/"}
+
+// describe is the text after the bar: during the upload the position in
+// the archive of its size, this push's rate and the time left; then the
+// host's step with a spinner and its time so far; then the result.
 func (h *hostBar) describe(decor.Statistics) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.text != "" || h.begin.IsZero() {
+	switch {
+	case h.done:
 		return printable(h.text)
+	case h.text != "":
+		took := time.Since(h.since)
+		return fmt.Sprintf("%s %s %s", spinner[int(took/(150*time.Millisecond))%len(spinner)], printable(h.text), took.Truncate(time.Second))
+	case h.begin.IsZero():
+		return ""
 	}
 	secs := max(time.Since(h.begin).Seconds(), 0.001)
-	rate := float64(h.sent) / secs
+	rate := float64(h.at-h.offset) / secs
 	eta := "?"
 	if rate > 0 {
-		eta = time.Duration(float64(h.total-h.sent) / rate * float64(time.Second)).Round(time.Second).String()
+		eta = time.Duration(float64(h.size-h.at) / rate * float64(time.Second)).Round(time.Second).String()
 	}
-	return fmt.Sprintf("%s / %s  %s/s  ETA %s", size(h.sent), size(h.total), size(int64(rate)), eta)
+	return fmt.Sprintf("%s / %s  %s/s  ETA %s", size(h.at), size(h.size), size(int64(rate)), eta)
 }

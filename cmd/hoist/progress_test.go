@@ -21,10 +21,12 @@ func TestProgressPlainLines(t *testing.T) {
 	var out, errb bytes.Buffer
 	a := newApp(&out, &errb, nil)
 	pr := a.newProgress()
+	pr.artifact = "3 files of 2.9 KiB"
 	h := pr.host("web1", time.Minute)
 	ev := h.events()
+	h.starting(4096, 0)
 	for sent := int64(0); sent <= 4096; sent += 512 {
-		h.progress(sent, 3000)
+		h.progress(sent, 4096)
 	}
 	h.uploadEnded()
 	ev.Waiting(holder)
@@ -32,8 +34,9 @@ func TestProgressPlainLines(t *testing.T) {
 	h.finish("promoted", true)
 	pr.stop()
 	want := []string{
-		`^hoist: web1: uploading the runtime \(2\.9 KiB\)$`,
+		`^hoist: web1: uploading the runtime's archive, 4\.0 KiB \(3 files of 2\.9 KiB\)$`,
 		`^hoist: web1: uploaded 4\.0 KiB in \S+ \(\S+ \S+/s\); verifying and unpacking$`,
+		`^hoist: web1: verified and unpacked in \S+$`,
 		`^hoist: web1: waiting for the store lock, held by bob@laptop \(hoist run -- make\) since .*$`,
 		`^hoist: web1: promoting$`,
 	}
@@ -57,6 +60,34 @@ func TestProgressPlainLines(t *testing.T) {
 	pr.stop()
 	if errb.Len() > 0 {
 		t.Errorf("-q printed: %s", errb.String())
+	}
+}
+
+// TestProgressResumedCountsWhatIsSent: a resumed upload says where it
+// resumes and what is left of the archive; what it says it uploaded, and
+// its rate, count the bytes it sent, not the ones the host had already.
+func TestProgressResumedCountsWhatIsSent(t *testing.T) {
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb, nil)
+	h := a.newProgress().host("web1", time.Minute)
+	h.starting(10<<20, 8<<20)
+	h.mu.Lock()
+	h.begin = h.begin.Add(-4 * time.Second) // as if the upload took four seconds
+	h.mu.Unlock()
+	h.progress(10<<20, 10<<20)
+	h.uploadEnded()
+	want := []string{
+		`^hoist: web1: resuming the upload at 8\.0 MiB: 2\.0 MiB of the runtime's archive, 10\.0 MiB, left to send$`,
+		`^hoist: web1: uploaded 2\.0 MiB in 4(\.\d+)?s \(51[12]\.\d KiB/s\); verifying and unpacking$`,
+	}
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("want %d lines, got:\n%s", len(want), errb.String())
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("line %d: %q, want %s", i+1, lines[i], w)
+		}
 	}
 }
 
@@ -85,8 +116,10 @@ func TestProgressBars(t *testing.T) {
 	}
 	web1.uploadEnded()
 	frame()
-	if !strings.Contains(errb.String(), "verifying and unpacking") {
-		t.Fatalf("no step after the upload:\n%s", errb.String())
+	// The host's step says nothing until it ends: a spinner turns, and its
+	// time so far shows.
+	if !regexp.MustCompile(`[-\\|/] verifying and unpacking \d+s`).MatchString(errb.String()) {
+		t.Fatalf("no step with a spinner after the upload:\n%s", errb.String())
 	}
 	web1.events().Waiting(holder)
 	frame()
