@@ -40,15 +40,7 @@ func TestProgressPlainLines(t *testing.T) {
 		`^hoist: web1: waiting for the store lock, held by bob@laptop \(hoist run -- make\) since .*$`,
 		`^hoist: web1: promoting$`,
 	}
-	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("want %d lines, got:\n%s", len(want), errb.String())
-	}
-	for i, w := range want {
-		if !regexp.MustCompile(w).MatchString(lines[i]) {
-			t.Errorf("line %d: %q, want %s", i+1, lines[i], w)
-		}
-	}
+	wantLines(t, errb.String(), want)
 
 	errb.Reset()
 	a.g.quiet = true
@@ -80,9 +72,15 @@ func TestProgressResumedCountsWhatIsSent(t *testing.T) {
 		`^hoist: web1: resuming the upload at 8\.0 MiB: 2\.0 MiB of the runtime's archive, 10\.0 MiB, left to send$`,
 		`^hoist: web1: uploaded 2\.0 MiB in 4(\.\d+)?s \(51[12]\.\d KiB/s\); verifying and unpacking$`,
 	}
-	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	wantLines(t, errb.String(), want)
+}
+
+// wantLines checks that text is lines matching want, one each.
+func wantLines(t *testing.T, text string, want []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) != len(want) {
-		t.Fatalf("want %d lines, got:\n%s", len(want), errb.String())
+		t.Fatalf("want %d lines, got:\n%s", len(want), text)
 	}
 	for i, w := range want {
 		if !regexp.MustCompile(w).MatchString(lines[i]) {
