@@ -100,9 +100,9 @@ exit 0
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	t.Logf("fleet up: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	said := "stdout:\n" + stdout.String() + "stderr:\n" + stderr.String()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("fleet up: %v, want exit status 1", err)
+		t.Fatalf("fleet up: %v, want exit status 1\n%s", err, said)
 	}
 	last := strings.TrimSpace(stderr.String())
 	if i := strings.LastIndex(last, "\n"); i >= 0 {
@@ -110,7 +110,8 @@ exit 0
 	}
 	for _, want := range []string{"box1", "error setting rlimit type 6: operation not permitted", "compose.log"} {
 		if !strings.Contains(last, want) {
-			t.Errorf("fleet up's last line on stderr does not say %q: %q", want, last)
+			t.Errorf("fleet up's last line on stderr does not say %q: %q\n%s", want, last, said)
 		}
 	}
+	t.Logf("fleet up failed, as it should, saying: %s", last)
 }
