@@ -20,7 +20,8 @@ import (
 // docker-compose.yml (make sandbox), three containers reached only through
 // the ssh_config that make sandbox generated (-F). make sandbox-test starts
 // the fleet, runs this with HOIST_SANDBOX=1 and stops it; make test does that
-// when podman is installed.
+// as root (skipping it, with the reason, only in a container where podman
+// cannot run containers).
 
 // sandboxBoxes are the fleet's boxes, with what each one is.
 var sandboxBoxes = []struct {
