@@ -81,15 +81,17 @@ type SSHConfig struct {
 	// alias of the configuration). Default user@host:port.
 	Name string
 	// Via says how the host is reached when not directly: "ProxyJump
-	// a,b" or "ProxyCommand …" (set by Resolved.Apply, for reports).
+	// a,b" or "ProxyCommand …", tokens expanded (set by Resolved.Apply,
+	// for reports).
 	Via string
 
 	// IdentitiesOnly offers only IdentityFiles (and their certificates),
 	// and of the agent's keys only those whose public key is one of them.
 	IdentitiesOnly bool
-	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK:
-	// a path (a leading ~ and $VAR expand), "SSH_AUTH_SOCK" for the
-	// environment's, or "none" for no agent.
+	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK,
+	// as ssh takes IdentityAgent once it has expanded ~, %-tokens and
+	// ${VAR}: a path, "$VAR" for the path in an environment variable,
+	// "SSH_AUTH_SOCK" for the environment's, or "none" for no agent.
 	IdentityAgent string
 	// CertificateFiles are OpenSSH user certificates to offer with the
 	// matching private keys; a key's "<file>-cert.pub" is offered too.

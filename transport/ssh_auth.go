@@ -211,7 +211,10 @@ func (ids *identities) add(s ssh.Signer, label string) {
 	ids.tried = append(ids.tried, label)
 }
 
-// agentSocket is the agent socket to use, "" for none.
+// agentSocket is the agent socket to use, "" for none, read from
+// cfg.IdentityAgent as ssh reads IdentityAgent once it has expanded it:
+// "none", "SSH_AUTH_SOCK", "$VAR" for the path an environment variable
+// holds, or a path.
 func agentSocket(cfg SSHConfig) string {
 	a := cfg.IdentityAgent
 	switch {
@@ -219,14 +222,8 @@ func agentSocket(cfg SSHConfig) string {
 		return ""
 	case a == "" || a == "SSH_AUTH_SOCK":
 		return os.Getenv("SSH_AUTH_SOCK")
-	case strings.HasPrefix(a, "${") && strings.HasSuffix(a, "}"):
-		return os.Getenv(a[2 : len(a)-1])
-	case strings.HasPrefix(a, "$"):
+	case strings.HasPrefix(a, "$") && !strings.HasPrefix(a, "${"):
 		return os.Getenv(a[1:])
-	case a == "~" || strings.HasPrefix(a, "~/"):
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, a[1:])
-		}
 	}
 	return a
 }

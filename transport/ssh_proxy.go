@@ -92,29 +92,72 @@ type cmdAddr string
 func (a cmdAddr) Network() string { return "proxycommand" }
 func (a cmdAddr) String() string  { return string(a) }
 
-// proxyJumpDialer reaches the target through a ProxyJump chain
-// ([user@]host[:port],...): the first hop is resolved and dialled like any
-// host (its own ProxyJump or ProxyCommand included), each next hop and
-// finally the target through the previous hop's connection (a direct-tcpip
-// channel, as ssh -J does). Each hop is checked against known_hosts and
-// authenticated with base's flags and its own configuration.
-func proxyJumpDialer(chain string, base SSHConfig, opts ConfigOptions) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
-	var hops []ConfigOptions
-	var names []string
+// jumpHop is one host of a ProxyJump chain: the name to resolve, and the
+// user and port the chain names for it ("" for none).
+type jumpHop struct {
+	host, user, port string
+}
+
+// parseJump reads a ProxyJump chain as ssh -G prints it,
+// [user@]host[:port] or ssh://[user@]host[:port], comma-separated, and
+// expands the tokens of each hop's user and host (ssh puts them into the
+// ProxyCommand it makes of the chain, which expands them).
+func parseJump(chain string, tok tokens) ([]jumpHop, error) {
+	var hops []jumpHop
 	for _, h := range strings.Split(chain, ",") {
-		t, err := parseTarget(strings.TrimSpace(h))
+		h = strings.TrimSpace(h)
+		t, err := parseTarget(h)
+		if err == nil {
+			t.host, err = tok.expand(t.host, proxyTokens, false)
+		}
+		if err == nil {
+			t.user, err = tok.expand(t.user, proxyTokens, false)
+		}
 		if err == nil {
 			err = errors.Join(checkName("host name", t.host), checkName("user name", t.user))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ProxyJump %q: %w", chain, err)
+			return nil, fmt.Errorf("ProxyJump %q: %w; fix the chain (ssh refuses it too)", chain, err)
 		}
-		o := ConfigOptions{File: opts.File, User: t.user}
+		hop := jumpHop{host: t.host, user: t.user}
 		if t.port != "22" || strings.Contains(h, ":") {
-			o.Port = t.port
+			hop.port = t.port
 		}
-		hops = append(hops, o)
-		names = append(names, t.host)
+		hops = append(hops, hop)
+	}
+	return hops, nil
+}
+
+// renderJump writes a chain as ProxyJump takes it.
+func renderJump(hops []jumpHop) string {
+	var parts []string
+	for _, h := range hops {
+		s := h.host
+		if h.port != "" {
+			s = net.JoinHostPort(h.host, h.port)
+		} else if strings.Contains(s, ":") {
+			s = "[" + s + "]"
+		}
+		if h.user != "" {
+			s = h.user + "@" + s
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// proxyJumpDialer reaches the target through a ProxyJump chain: the first
+// hop is resolved and dialled like any host (its own ProxyJump or
+// ProxyCommand included), each next hop and finally the target through the
+// previous hop's connection (a direct-tcpip channel, as ssh -J does). Each
+// hop is checked against known_hosts and authenticated with base's flags
+// and its own configuration.
+func proxyJumpDialer(chain []jumpHop, base SSHConfig, opts ConfigOptions) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	var hops []ConfigOptions
+	var names []string
+	for _, h := range chain {
+		hops = append(hops, ConfigOptions{File: opts.File, User: h.user, Port: h.port})
+		names = append(names, h.host)
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var clients []*SSH

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -214,64 +213,6 @@ func defaults(host string, o ConfigOptions) Resolved {
 	return r
 }
 
-// tokens expands the %-tokens of ssh_config(5) that hoist's settings use,
-// and a leading ~/.
-func (r Resolved) tokens(s, original string) string {
-	home, _ := os.UserHomeDir()
-	if strings.HasPrefix(s, "~/") {
-		s = filepath.Join(home, s[2:])
-	}
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	local, uid := "", strconv.Itoa(os.Getuid())
-	if u, err := user.Current(); err == nil {
-		local = u.Username
-	}
-	hostname, _ := os.Hostname()
-	short, _, _ := strings.Cut(hostname, ".")
-	alias := r.Get("hostkeyalias")
-	if alias == "" || alias == "none" {
-		alias = r.Get("hostname")
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch s[i] {
-		case '%':
-			b.WriteByte('%')
-		case 'd':
-			b.WriteString(home)
-		case 'h':
-			b.WriteString(r.Get("hostname"))
-		case 'p':
-			b.WriteString(r.Get("port"))
-		case 'r':
-			b.WriteString(r.Get("user"))
-		case 'u':
-			b.WriteString(local)
-		case 'i':
-			b.WriteString(uid)
-		case 'n':
-			b.WriteString(original)
-		case 'k':
-			b.WriteString(alias)
-		case 'l':
-			b.WriteString(short)
-		case 'L':
-			b.WriteString(hostname)
-		default:
-			b.WriteByte('%')
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
 // Apply sets what the resolved configuration says on cfg, for the host
 // that was asked for as original: the target, identities, the agent, host
 // key checking, timeouts and keepalives, and ProxyJump or ProxyCommand as
@@ -290,33 +231,55 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 	if usr != "" && cfg.User == "" {
 		cfg.User = usr
 	}
+	tok := tokens{r, original}
 	if len(cfg.IdentityFiles) == 0 {
-		for _, f := range r["identityfile"] {
-			if f = r.tokens(f, original); fileExists(f) {
+		for _, raw := range r["identityfile"] {
+			if strings.EqualFold(raw, "none") {
+				continue
+			}
+			f, err := tok.expandFile("IdentityFile", raw)
+			if err != nil {
+				return err
+			}
+			if fileExists(f) {
 				cfg.IdentityFiles = append(cfg.IdentityFiles, f)
 			}
 		}
 	}
-	for _, f := range r["certificatefile"] {
-		if f = r.tokens(f, original); fileExists(f) {
+	for _, raw := range r["certificatefile"] {
+		f, err := tok.expandFile("CertificateFile", raw)
+		if err != nil {
+			return err
+		}
+		if fileExists(f) {
 			cfg.CertificateFiles = append(cfg.CertificateFiles, f)
 		}
 	}
 	cfg.IdentitiesOnly = cfg.IdentitiesOnly || r.Get("identitiesonly") == "yes"
+	// ssh -G prints IdentityAgent and UserKnownHostsFile expanded already.
 	if a := r.Get("identityagent"); a != "" && cfg.IdentityAgent == "" {
-		cfg.IdentityAgent = r.tokens(a, original)
+		cfg.IdentityAgent = a
 	}
-	// A known_hosts file given to hoist replaces the configuration's.
+	// A known_hosts file given to hoist replaces the configuration's. ssh
+	// expands a leading ~ in these once more, and in GlobalKnownHostsFile
+	// only that.
 	if files := strings.Fields(r.Get("userknownhostsfile")); len(files) > 0 && cfg.KnownHostsFile == "" {
 		for i := range files {
-			files[i] = r.tokens(files[i], original)
+			var err error
+			if files[i], err = tildeExpand(files[i]); err != nil {
+				return configError("UserKnownHostsFile", files[i], err)
+			}
 		}
 		cfg.KnownHostsFile = files[0]
 		cfg.KnownHostsFiles = append(cfg.KnownHostsFiles, files[1:]...)
 	}
 	if files := strings.Fields(r.Get("globalknownhostsfile")); len(files) > 0 && cfg.GlobalKnownHostsFiles == nil {
-		for _, f := range files {
-			cfg.GlobalKnownHostsFiles = append(cfg.GlobalKnownHostsFiles, r.tokens(f, original))
+		for _, raw := range files {
+			f, err := tildeExpand(raw)
+			if err != nil {
+				return configError("GlobalKnownHostsFile", raw, err)
+			}
+			cfg.GlobalKnownHostsFiles = append(cfg.GlobalKnownHostsFiles, f)
 		}
 	}
 	if a := r.Get("hostkeyalias"); a != "" && a != "none" {
@@ -345,16 +308,23 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		return nil
 	}
 	if pc := r.Get("proxycommand"); pc != "" && pc != "none" {
-		pc = r.tokens(pc, original)
+		pc, err := tok.expand(pc, proxyTokens, false)
+		if err != nil {
+			return configError("ProxyCommand", r.Get("proxycommand"), err)
+		}
 		cfg.Dialer, cfg.Via = proxyCommandDialer(pc), "ProxyCommand "+pc
 		return nil
 	}
 	if pj := r.Get("proxyjump"); pj != "" && pj != "none" {
-		d, err := proxyJumpDialer(pj, base, opts)
+		hops, err := parseJump(pj, tok)
 		if err != nil {
 			return err
 		}
-		cfg.Dialer, cfg.Via = d, "ProxyJump "+pj
+		d, err := proxyJumpDialer(hops, base, opts)
+		if err != nil {
+			return err
+		}
+		cfg.Dialer, cfg.Via = d, "ProxyJump "+renderJump(hops)
 	}
 	return nil
 }

@@ -1,0 +1,347 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The oracle for everything hoist makes of an OpenSSH configuration after
+// ssh -G: OpenSSH's own ssh, run far enough to show it. With -v, ssh logs
+// each identity and certificate file it reads, expanded ("identity file X
+// type N"), and each proxy command it runs, expanded ("Executing proxy
+// command: exec ..."), which for a ProxyJump is an ssh -W to the hop with
+// -l and -p only when the chain names them. No network is used: the
+// proxies are true and false.
+
+// sshSays is what the real ssh did with a configuration.
+type sshSays struct {
+	identities   []string // identity files read, in order (not the -cert files ssh adds)
+	certificates []string // certificate files read
+	proxies      []string // commands run, "exec ..."; a ProxyJump's from the last hop to the first
+	refused      bool     // ssh refused the configuration before it had a connection
+	log          string
+}
+
+var (
+	identityLine = regexp.MustCompile(`(?m)^debug1: identity file (.*) type -?\d+$`)
+	certLine     = regexp.MustCompile(`(?m)^debug1: certificate file (.*) type -?\d+$`)
+	proxyLine    = regexp.MustCompile(`(?m)^debug1: Executing proxy command: (.*)$`)
+)
+
+// askOpenSSH runs ssh -v -F cfg args... true, where args end with the
+// destination.
+func askOpenSSH(t *testing.T, cfg string, args ...string) sshSays {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	argv := append([]string{"-v", "-F", cfg, "-o", "BatchMode=yes", "-o", "GlobalKnownHostsFile=/dev/null",
+		"-o", "UserKnownHostsFile=/dev/null"}, args...)
+	cmd := exec.CommandContext(ctx, "ssh", append(argv, "true")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_ = cmd.Run()
+	log := strings.ReplaceAll(stderr.String(), "\r\n", "\n") // ssh ends its log lines in \r\n
+	var s sshSays
+	s.log = log
+	for _, m := range identityLine.FindAllStringSubmatch(log, -1) {
+		if n := len(s.identities); n > 0 && m[1] == s.identities[n-1]+"-cert" {
+			continue // the certificate ssh looks for beside each identity file
+		}
+		s.identities = append(s.identities, m[1])
+	}
+	for _, m := range certLine.FindAllStringSubmatch(log, -1) {
+		s.certificates = append(s.certificates, m[1])
+	}
+	for _, m := range proxyLine.FindAllStringSubmatch(log, -1) {
+		s.proxies = append(s.proxies, m[1])
+	}
+	s.refused = !strings.Contains(log, "kex_exchange_identification")
+	return s
+}
+
+// inHostnameNamespace makes the test run on a machine whose host name has
+// a domain (so that %L and %l differ): as root, the test binary runs this
+// test again in a UTS namespace of its own with that name, and the test
+// here ends with its result. Elsewhere the test runs as it is, on this
+// machine's name.
+func inHostnameNamespace(t *testing.T, name string) (parent bool) {
+	t.Helper()
+	if os.Getenv("HOIST_TEST_HOSTNAME") == name {
+		return false
+	}
+	if os.Geteuid() != 0 {
+		host, _ := os.Hostname()
+		t.Logf("not root: no UTS namespace, so the host name stays %q and %%L and %%l may not differ", host)
+		return false
+	}
+	cmd := exec.Command("unshare", "--uts", "--", "sh", "-c", `hostname "$0" && exec "$@"`, name,
+		os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "HOIST_TEST_HOSTNAME="+name)
+	out, err := cmd.CombinedOutput()
+	t.Logf("in a UTS namespace with host name %s:\n%s", name, out)
+	if err != nil {
+		t.Fatalf("the test failed in its namespace: %v", err)
+	}
+	return true
+}
+
+// plainTempDir is a temporary directory whose name holds no character a
+// configuration would read as a token, a variable or ~ (t.TempDir's holds
+// the test's name).
+func plainTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hoist-ssh-oracle-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// writeOracleConfig writes body, with DIR replaced by dir, to dir/config.
+func writeOracleConfig(t *testing.T, dir, body string) string {
+	t.Helper()
+	f := filepath.Join(dir, "config")
+	must(t, os.WriteFile(f, []byte(strings.ReplaceAll(body, "DIR", dir)), 0o600))
+	return f
+}
+
+// touchUnder creates each of files that lies under dir, so that it exists
+// for hoist as it does for ssh.
+func touchUnder(t *testing.T, dir string, files []string) {
+	t.Helper()
+	for _, f := range files {
+		if strings.HasPrefix(f, dir+"/") {
+			must(t, os.MkdirAll(filepath.Dir(f), 0o700))
+			must(t, os.WriteFile(f, nil, 0o600))
+		}
+	}
+}
+
+// existing are those of files that exist.
+func existing(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if fileExists(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestIdentityFileTokensAsOpenSSH: IdentityFile and CertificateFile take
+// the tokens, ${VAR} and ~ that ssh_config(5) gives them, meaning what they
+// mean to ssh: the files hoist reads are those ssh reads, and a value ssh
+// refuses (an unknown token, an unset variable, an unknown ~user) hoist
+// refuses too. Each case runs the real ssh for the answer.
+func TestIdentityFileTokensAsOpenSSH(t *testing.T) {
+	if inHostnameNamespace(t, "box.example.test") {
+		return
+	}
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
+	}
+	t.Setenv("HOIST_TOK_EMPTY", "")
+	t.Setenv("HOIST_TOK_NAME", "from-env")
+	os.Unsetenv("HOIST_TOK_UNSET")
+	cases := []struct {
+		name   string
+		config string
+		args   []string // before the destination, for ssh; hoist gets them as ConfigOptions
+		target string
+	}{
+		{"every token", `Host al
+  HostName Real.Example.COM
+  Port 2200
+  User bob
+  IdentityFile DIR/i_%h_%p_%r_%n_%k_%L_%l_%u_%i_%C_%%
+  CertificateFile DIR/c_%h_%k_%C_%L
+`, nil, "al"},
+		{"%d", "Host *\n  IdentityFile DIR/home%d/k\n", nil, "h"},
+		{"HostKeyAlias in %k", "Host ka\n  HostKeyAlias Other.Name\n  IdentityFile DIR/k_%k_%n\n", nil, "ka"},
+		{"the name as typed in %n and %k", "Host *\n  IdentityFile DIR/n_%n_%k_%h_%r\n", nil, "Bob@MiXed.Case"},
+		{"-p and -l in %p and %r", "Host plain\n  IdentityFile DIR/pl_%p_%r\n", []string{"-p", "2022", "-l", "carol"}, "plain"},
+		{"${VAR}", "Host *\n  IdentityFile DIR/env_${HOIST_TOK_NAME}_%h\n  CertificateFile DIR/cenv_${HOIST_TOK_NAME}${HOIST_TOK_EMPTY}\n", nil, "h"},
+		{"an unset ${VAR}", "Host *\n  IdentityFile DIR/${HOIST_TOK_UNSET}/k\n", nil, "h"},
+		{"an unset ${VAR} in CertificateFile", "Host *\n  CertificateFile DIR/${HOIST_TOK_UNSET}\n", nil, "h"},
+		{"an unknown token", "Host *\n  IdentityFile DIR/k_%z\n", nil, "h"},
+		{"a token ProxyCommand takes but not IdentityFile", "Host *\n  IdentityFile DIR/k_%T\n", nil, "h"},
+		{"a % at the end", "Host *\n  IdentityFile DIR/k%\n", nil, "h"},
+		{"%j", "Host *\n  IdentityFile DIR/j_%j\n", nil, "h"},
+		{"%%h is no token", "Host *\n  IdentityFile DIR/pct%%h\n  IdentityFile DIR/$HOME_%%%h\n", nil, "h"},
+		{"~ and ~user", "Host *\n  IdentityFile ~\n  IdentityFile ~/\n  IdentityFile ~//\n  IdentityFile ~root\n" +
+			"  IdentityFile ~root/\n  IdentityFile ~/../../etc/hostname\n  IdentityFile DIR/~notexpanded\n", nil, "h"},
+		{"an unknown ~user", "Host *\n  IdentityFile ~hoist-no-such-user/k\n", nil, "h"},
+		{"IdentityFile none", "Host *\n  IdentityFile none\n  IdentityFile DIR/after_none\n", nil, "h"},
+		{"a space in the path", "Host *\n  IdentityFile \"DIR/with space/%h\"\n", nil, "h"},
+		{"Match and tokens", "Match originalhost m*\n  IdentityFile DIR/m_%n\nHost *\n  IdentityFile DIR/all_%h\n", nil, "mine"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := plainTempDir(t)
+			cfgFile := writeOracleConfig(t, dir, c.config)
+			// ssh is given a ProxyCommand that ends at once; so is hoist, to
+			// resolve the same configuration.
+			args := append([]string{"-o", "ProxyCommand=true"}, c.args...)
+			says := askOpenSSH(t, cfgFile, append(args, c.target)...)
+			touchUnder(t, dir, append(slices.Clone(says.identities), says.certificates...))
+
+			o := ConfigOptions{File: cfgFile, Options: []string{"ProxyCommand=true"}}
+			for i := 0; i < len(c.args); i += 2 {
+				switch c.args[i] {
+				case "-p":
+					o.Port = c.args[i+1]
+				case "-l":
+					o.User = c.args[i+1]
+				}
+			}
+			var got SSHConfig
+			err := ResolveTarget(context.Background(), c.target, o, &got)
+			switch {
+			case says.refused && err == nil:
+				t.Fatalf("ssh refuses the configuration, hoist took it (identity files %q); ssh said:\n%s", got.IdentityFiles, says.log)
+			case says.refused:
+				t.Logf("refused, as by ssh: %v", err)
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("the error is not one line: %q", err)
+				}
+				return
+			case err != nil:
+				t.Fatalf("ssh takes the configuration, hoist refuses it: %v; ssh said:\n%s", err, says.log)
+			}
+			if len(says.identities) == 0 {
+				t.Fatalf("ssh read no identity file; it said:\n%s", says.log)
+			}
+			if want := existing(says.identities); !slices.Equal(got.IdentityFiles, want) {
+				t.Errorf("identity files %q, ssh reads %q; ssh said:\n%s", got.IdentityFiles, want, says.log)
+			}
+			if want := existing(says.certificates); !slices.Equal(got.CertificateFiles, want) {
+				t.Errorf("certificate files %q, ssh reads %q", got.CertificateFiles, want)
+			}
+		})
+	}
+}
+
+// sshHop is one hop of a ProxyJump chain: the host, and the user and port
+// the chain names for it ("" for none).
+type sshHop struct{ host, user, port string }
+
+// sshHops reads the hops of a ProxyJump chain from the commands ssh ran:
+// for each hop, from the last to the first, an ssh -W to it with -l and -p
+// when the chain names them.
+func sshHops(proxies []string) []sshHop {
+	var hops []sshHop
+	for _, p := range proxies {
+		f := strings.Fields(p)
+		if len(f) < 3 || f[0] != "exec" || filepath.Base(f[1]) != "ssh" {
+			continue
+		}
+		h := sshHop{host: f[len(f)-1]}
+		for i := 2; i+1 < len(f); i++ {
+			switch f[i] {
+			case "-l":
+				h.user = f[i+1]
+			case "-p":
+				h.port = f[i+1]
+			}
+		}
+		hops = append([]sshHop{h}, hops...)
+	}
+	return hops
+}
+
+// viaHops reads the hops of a "ProxyJump a,b" that SSHConfig.Via reports.
+func viaHops(t *testing.T, via string) []sshHop {
+	t.Helper()
+	chain, ok := strings.CutPrefix(via, "ProxyJump ")
+	if !ok {
+		t.Fatalf("reached via %q, not a ProxyJump", via)
+	}
+	var hops []sshHop
+	for _, h := range strings.Split(chain, ",") {
+		tg, err := parseTarget(h)
+		if err != nil {
+			t.Fatalf("ProxyJump %q: %v", chain, err)
+		}
+		hop := sshHop{host: tg.host, user: tg.user}
+		if explicitPort(h) {
+			hop.port = tg.port
+		}
+		hops = append(hops, hop)
+	}
+	return hops
+}
+
+// TestProxyTokensAsOpenSSH: ProxyCommand and ProxyJump take %%, %h, %k,
+// %n, %p and %r, as ssh expands them, and nothing else; a ProxyJump's
+// tokens stand for the host it leads to. The command hoist runs is the one
+// ssh runs, and the hops it goes through (host, and the user and port the
+// chain names) are those ssh goes through.
+func TestProxyTokensAsOpenSSH(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
+	}
+	// Every hop's own ssh ends at once: no network.
+	const hopsEnd = "Host *\n  ProxyCommand false\n"
+	cases := []struct {
+		name   string
+		config string
+		jump   string // -J
+		target string
+	}{
+		{"ProxyCommand", "Host pc\n  HostName Real.Example\n  User bob\n  Port 2201\n" +
+			"  ProxyCommand true %h %p %r %n %k %% ~/y $HOME ${HOME} %%h\n", "", "pc"},
+		{"ProxyCommand with HostKeyAlias", "Host pk\n  HostKeyAlias KeyName\n  ProxyCommand true %k %n\n", "", "pk"},
+		{"ProxyCommand with the user given", "Host *\n  ProxyCommand true %r@%h:%p\n", "", "Dana@Some.Host"},
+		{"ProxyCommand with %d", "Host *\n  ProxyCommand true %d\n", "", "h"},
+		{"ProxyCommand with %C", "Host *\n  ProxyCommand true %C\n", "", "h"},
+		{"ProxyCommand with %u", "Host *\n  ProxyCommand true %u\n", "", "h"},
+		{"ProxyJump tokens", "Host y\n  HostName yreal\n  User yuser\n  ProxyJump %r@b_%h:2222,c_%n\n" + hopsEnd, "", "y"},
+		{"ProxyJump chain", "Host z\n  ProxyJump ssh://u1@h1:2201,u2@h2,h3:2203\n" + hopsEnd, "", "z"},
+		{"ProxyJump with %k", "Host w\n  HostKeyAlias wkey\n  ProxyJump j_%k\n" + hopsEnd, "", "w"},
+		{"-J with tokens", hopsEnd, "%r@jb_%n", "Carl@tgt"},
+		{"ProxyJump with %d", "Host *\n  ProxyJump b_%d\n", "", "h"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := plainTempDir(t)
+			cfgFile := writeOracleConfig(t, dir, c.config)
+			var args []string
+			if c.jump != "" {
+				args = []string{"-J", c.jump}
+			}
+			says := askOpenSSH(t, cfgFile, append(args, c.target)...)
+			var got SSHConfig
+			err := ResolveTarget(context.Background(), c.target, ConfigOptions{File: cfgFile, Jump: c.jump}, &got)
+			refused := len(says.proxies) == 0
+			switch {
+			case refused && err == nil:
+				t.Fatalf("ssh refuses the configuration, hoist took it (%s); ssh said:\n%s", got.Via, says.log)
+			case refused:
+				t.Logf("refused, as by ssh: %v", err)
+				return
+			case err != nil:
+				t.Fatalf("ssh takes the configuration, hoist refuses it: %v; ssh said:\n%s", err, says.log)
+			}
+			if pc, ok := strings.CutPrefix(got.Via, "ProxyCommand "); ok {
+				if "exec "+pc != says.proxies[0] {
+					t.Errorf("ProxyCommand %q, ssh runs %q", "exec "+pc, says.proxies[0])
+				}
+				return
+			}
+			want := sshHops(says.proxies)
+			if len(want) == 0 {
+				t.Fatalf("ssh went through no jump host; it said:\n%s", says.log)
+			}
+			if hops := viaHops(t, got.Via); !slices.Equal(hops, want) {
+				t.Errorf("jump hosts %+v (%s), ssh goes through %+v; ssh said:\n%s", hops, got.Via, want, says.log)
+			}
+		})
+	}
+}
