@@ -26,7 +26,8 @@ type SSHConfig struct {
 	// current OS user.
 	User string
 	// IdentityFiles are private key files to offer (-i FILE). Empty means
-	// those of ~/.ssh/id_ed25519, id_ecdsa and id_rsa that exist. A listed
+	// ConfigIdentityFiles, and when that is empty too, those of
+	// ~/.ssh/id_ed25519, id_ecdsa and id_rsa that exist. A listed
 	// file that is missing or unreadable makes DialSSH fail with
 	// ErrIdentity; a passphrase-protected one is skipped and mentioned in
 	// the ErrAuth message should authentication fail.
@@ -94,8 +95,18 @@ type SSHConfig struct {
 	// "SSH_AUTH_SOCK" for the environment's, or "none" for no agent.
 	IdentityAgent string
 	// CertificateFiles are OpenSSH user certificates to offer with the
-	// matching private keys; a key's "<file>-cert.pub" is offered too.
+	// matching private keys; a key's "<file>-cert.pub" is offered too. One
+	// that is missing or not a usable user certificate makes DialSSH fail
+	// with ErrIdentity (an expired one is skipped).
 	CertificateFiles []string
+	// ConfigIdentityFiles and ConfigCertificateFiles are the IdentityFile
+	// and CertificateFile entries of the OpenSSH configuration, expanded
+	// (set by Resolved.Apply). ConfigIdentityFiles are offered when
+	// IdentityFiles is empty, instead of the default keys, as ssh offers
+	// them; "none" among them stands for no file. A file of either that is
+	// missing or unusable is skipped, as ssh skips it, and named with the
+	// reason in the ErrAuth message and the debug log.
+	ConfigIdentityFiles, ConfigCertificateFiles []string
 	// Passphrase, when set, is asked for the passphrase of an encrypted
 	// identity file (a terminal prompt); without it such a key is skipped
 	// and named in the authentication error.
@@ -206,7 +217,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 			return nil, err
 		}
 	}
-	conn, client, err := dial(ctx, cfg, t)
+	conn, client, identityFiles, err := dial(ctx, cfg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +226,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 		name = cfg.Name
 	}
 	s := &SSH{
-		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFiles},
+		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: identityFiles},
 		target:   name,
 		client:   client,
 		conn:     conn,
@@ -288,7 +299,7 @@ type Reached struct {
 	// Via is "" for a direct connection, else "ProxyJump …" or
 	// "ProxyCommand …".
 	Via string
-	// Identities are the identity files offered (the agent's keys too).
+	// Identities are the identity files offered.
 	Identities []string
 }
 

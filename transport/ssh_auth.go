@@ -31,11 +31,21 @@ var defaultIdentityNames = []string{"id_ed25519", "id_ecdsa", "id_rsa"}
 type identities struct {
 	signers []ssh.Signer
 	tried   []string // files and "ssh-agent", as listed in the ErrAuth message
+	files   []string // the identity files offered
 	locked  []string // passphrase-protected files the agent does not hold
 	notes   []string // files and keys skipped for other reasons
 	agent   net.Conn // open until the handshake is over: agent keys sign through it
 	only    bool     // IdentitiesOnly
 }
+
+// Where identity files come from: -i (each must be usable), the OpenSSH
+// configuration (an unusable one is skipped and noted, as ssh skips it),
+// or the default names (an absent one is passed over in silence).
+const (
+	fromFlag = iota
+	fromConfig
+	fromDefault
+)
 
 // identity is one identity file that can be offered.
 type identity struct {
@@ -71,7 +81,8 @@ func (ids *identities) close() {
 // cfg.Passphrase for the passphrases it needs, and asks the agent for its
 // keys. Only an unusable file named in cfg.IdentityFiles or
 // cfg.CertificateFiles, a passphrase that cannot be read and a wrong
-// passphrase are errors.
+// passphrase are errors; an unusable one of the configuration's files is
+// skipped, as ssh skips it, and noted with the reason.
 func loadIdentities(cfg SSHConfig) (*identities, error) {
 	ids := &identities{only: cfg.IdentitiesOnly}
 	var agentKeys []ssh.Signer
@@ -85,10 +96,10 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 	}
 
 	var extraCerts []*userCert
-	for _, file := range cfg.CertificateFiles {
+	for i, file := range slices.Concat(cfg.CertificateFiles, cfg.ConfigCertificateFiles) {
 		c, err := readUserCert(file)
 		switch {
-		case errors.Is(err, errExpired):
+		case errors.Is(err, errExpired) || err != nil && i >= len(cfg.CertificateFiles):
 			ids.notes = append(ids.notes, file+" ("+err.Error()+")")
 		case err != nil:
 			return fail(dialErr(ErrIdentity, errors.Unwrap(err), "certificate file %s: %v; check CertificateFile", file, err))
@@ -97,9 +108,15 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 		}
 	}
 
-	files, explicit := cfg.IdentityFiles, true
-	if len(files) == 0 {
-		explicit = false
+	// The files to offer: -i's, else the configuration's (IdentityFile
+	// none among them stands for no file), else the default ones.
+	files, from := cfg.IdentityFiles, fromFlag
+	switch {
+	case len(files) > 0:
+	case len(cfg.ConfigIdentityFiles) > 0:
+		files, from = slices.DeleteFunc(slices.Clone(cfg.ConfigIdentityFiles), func(f string) bool { return f == "none" }), fromConfig
+	default:
+		from = fromDefault
 		if home, err := os.UserHomeDir(); err == nil {
 			for _, name := range defaultIdentityNames {
 				files = append(files, filepath.Join(home, ".ssh", name))
@@ -120,9 +137,9 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 			ids.locked = append(ids.locked, file)
 		case errors.As(err, &de): // about the passphrase: whether explicit or not
 			return fail(err)
-		case explicit:
+		case from == fromFlag:
 			return fail(dialErr(ErrIdentity, errors.Unwrap(err), "identity file %s: %v; check -i", file, err))
-		case errors.Is(err, fs.ErrNotExist):
+		case from == fromDefault && errors.Is(err, fs.ErrNotExist):
 			// Absent default keys are the normal case.
 		default:
 			ids.notes = append(ids.notes, file+" ("+err.Error()+")")
@@ -139,6 +156,7 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 			s = id.agent
 		}
 		ids.offer(s, id.file, append(id.certs, extraCerts...), agentKeys)
+		ids.files = append(ids.files, id.file)
 	}
 	// Of the agent's other keys, those with a certificate in
 	// cfg.CertificateFiles come first.
@@ -454,7 +472,7 @@ func (ids *identities) authError(user string, cause error) error {
 	for _, n := range ids.notes {
 		msg.WriteString(", skipped " + n)
 	}
-	todo := "check the user name and -i FILE, or add the key to the host's authorized_keys"
+	todo := "check the user name and -i FILE (or IdentityFile), or add the key to the host's authorized_keys"
 	if len(ids.locked) > 0 {
 		verb := " is"
 		if len(ids.locked) > 1 {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,37 +22,45 @@ import (
 // and nothing has been authenticated or run yet.
 const handshakeAttempts = 4
 
-// dial makes the one connection an SSH value lives on.
-func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.Client, error) {
+// dial makes the one connection an SSH value lives on, and says which
+// identity files it offered.
+func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.Client, []string, error) {
 	ids, err := loadIdentities(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer ids.close() // agent keys are only needed to sign during authentication
 	if cfg.Logger != nil {
-		cfg.Logger.Debug("dialing", "target", t.user+"@"+t.addr(), "identities", strings.Join(ids.tried, ", "),
-			"known_hosts", cfg.KnownHostsFile)
+		args := []any{"target", t.user + "@" + t.addr(), "identities", strings.Join(ids.tried, ", ")}
+		skipped := slices.Clone(ids.notes)
+		for _, f := range ids.locked {
+			skipped = append(skipped, f+" (passphrase-protected)")
+		}
+		if len(skipped) > 0 {
+			args = append(args, "skipped", strings.Join(skipped, ", "))
+		}
+		cfg.Logger.Debug("dialing", append(args, "known_hosts", cfg.KnownHostsFile)...)
 	}
 	kh, err := loadKnownHosts(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		conn, client, retry, err := dialOnce(ctx, cfg, t, ids, kh)
 		if err == nil {
-			return conn, client, nil
+			return conn, client, ids.files, nil
 		}
 		if !retry {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if attempt == handshakeAttempts {
-			return nil, nil, dialErr(ErrHandshake, err,
+			return nil, nil, nil, dialErr(ErrHandshake, err,
 				"the host closed the connection before the ssh key exchange, %d times; "+
 					"the host may be overloaded (sshd MaxStartups) or the port may not speak SSH, try again later",
 				attempt)
 		}
 		if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-			return nil, nil, interrupted(err)
+			return nil, nil, nil, interrupted(err)
 		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -232,18 +234,18 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		cfg.User = usr
 	}
 	tok := tokens{r, original}
-	if len(cfg.IdentityFiles) == 0 {
-		for _, raw := range r["identityfile"] {
-			if strings.EqualFold(raw, "none") {
-				continue
+	// Every file the configuration names is kept, found or not: ssh offers
+	// what it finds of them and never falls back to the default keys.
+	if ids := r["identityfile"]; len(cfg.IdentityFiles) == 0 && !isDefaultIdentityFiles(ids) {
+		for _, raw := range ids {
+			f := "none"
+			if !strings.EqualFold(raw, "none") {
+				var err error
+				if f, err = tok.expandFile("IdentityFile", raw); err != nil {
+					return err
+				}
 			}
-			f, err := tok.expandFile("IdentityFile", raw)
-			if err != nil {
-				return err
-			}
-			if fileExists(f) {
-				cfg.IdentityFiles = append(cfg.IdentityFiles, f)
-			}
+			cfg.ConfigIdentityFiles = append(cfg.ConfigIdentityFiles, f)
 		}
 	}
 	for _, raw := range r["certificatefile"] {
@@ -251,9 +253,7 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		if err != nil {
 			return err
 		}
-		if fileExists(f) {
-			cfg.CertificateFiles = append(cfg.CertificateFiles, f)
-		}
+		cfg.ConfigCertificateFiles = append(cfg.ConfigCertificateFiles, f)
 	}
 	cfg.IdentitiesOnly = cfg.IdentitiesOnly || r.Get("identitiesonly") == "yes"
 	// ssh -G prints IdentityAgent and UserKnownHostsFile expanded already.
@@ -329,7 +329,34 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 	return nil
 }
 
-func fileExists(f string) bool {
-	_, err := os.Stat(f)
-	return err == nil
+var (
+	defaultIDsOnce sync.Once
+	defaultIDs     []string
+)
+
+// isDefaultIdentityFiles reports whether files, the IdentityFile lines of
+// ssh -G, are the defaults ssh lists when the configuration names none
+// (they differ between OpenSSH releases: the installed ssh says which they
+// are, asked once with no configuration at all).
+func isDefaultIdentityFiles(files []string) bool {
+	if len(files) == 0 {
+		return true
+	}
+	for _, f := range files {
+		if !strings.HasPrefix(f, "~/.ssh/id_") {
+			return false
+		}
+	}
+	defaultIDsOnce.Do(func() {
+		out, err := exec.Command("ssh", "-G", "-F", "none", "--", "defaults.invalid").Output()
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f, ok := strings.CutPrefix(line, "identityfile "); ok {
+				defaultIDs = append(defaultIDs, f)
+			}
+		}
+	})
+	return slices.Equal(files, defaultIDs)
 }

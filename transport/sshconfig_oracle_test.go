@@ -112,34 +112,12 @@ func writeOracleConfig(t *testing.T, dir, body string) string {
 	return f
 }
 
-// touchUnder creates each of files that lies under dir, so that it exists
-// for hoist as it does for ssh.
-func touchUnder(t *testing.T, dir string, files []string) {
-	t.Helper()
-	for _, f := range files {
-		if strings.HasPrefix(f, dir+"/") {
-			must(t, os.MkdirAll(filepath.Dir(f), 0o700))
-			must(t, os.WriteFile(f, nil, 0o600))
-		}
-	}
-}
-
-// existing are those of files that exist.
-func existing(files []string) []string {
-	var out []string
-	for _, f := range files {
-		if fileExists(f) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // TestIdentityFileTokensAsOpenSSH: IdentityFile and CertificateFile take
 // the tokens, ${VAR} and ~ that ssh_config(5) gives them, meaning what they
-// mean to ssh: the files hoist reads are those ssh reads, and a value ssh
-// refuses (an unknown token, an unset variable, an unknown ~user) hoist
-// refuses too. Each case runs the real ssh for the answer.
+// mean to ssh: the files hoist reads are those ssh reads, found or not (ssh
+// then offers no default key), and a value ssh refuses (an unknown token,
+// an unset variable, an unknown ~user) hoist refuses too. Each case runs the
+// real ssh for the answer.
 func TestIdentityFileTokensAsOpenSSH(t *testing.T) {
 	if inHostnameNamespace(t, "box.example.test") {
 		return
@@ -179,6 +157,9 @@ func TestIdentityFileTokensAsOpenSSH(t *testing.T) {
 			"  IdentityFile ~root/\n  IdentityFile ~/../../etc/hostname\n  IdentityFile DIR/~notexpanded\n", nil, "h"},
 		{"an unknown ~user", "Host *\n  IdentityFile ~hoist-no-such-user/k\n", nil, "h"},
 		{"IdentityFile none", "Host *\n  IdentityFile none\n  IdentityFile DIR/after_none\n", nil, "h"},
+		{"IdentityFile none alone", "Host *\n  IdentityFile none\n  User u\n", nil, "h"},
+		{"no IdentityFile", "Host *\n  User u\n", nil, "h"},
+		{"a default name, configured", "Host *\n  IdentityFile ~/.ssh/id_rsa\n", nil, "h"},
 		{"a space in the path", "Host *\n  IdentityFile \"DIR/with space/%h\"\n", nil, "h"},
 		{"Match and tokens", "Match originalhost m*\n  IdentityFile DIR/m_%n\nHost *\n  IdentityFile DIR/all_%h\n", nil, "mine"},
 	}
@@ -190,8 +171,6 @@ func TestIdentityFileTokensAsOpenSSH(t *testing.T) {
 			// resolve the same configuration.
 			args := append([]string{"-o", "ProxyCommand=true"}, c.args...)
 			says := askOpenSSH(t, cfgFile, append(args, c.target)...)
-			touchUnder(t, dir, append(slices.Clone(says.identities), says.certificates...))
-
 			o := ConfigOptions{File: cfgFile, Options: []string{"ProxyCommand=true"}}
 			for i := 0; i < len(c.args); i += 2 {
 				switch c.args[i] {
@@ -215,17 +194,37 @@ func TestIdentityFileTokensAsOpenSSH(t *testing.T) {
 			case err != nil:
 				t.Fatalf("ssh takes the configuration, hoist refuses it: %v; ssh said:\n%s", err, says.log)
 			}
-			if len(says.identities) == 0 {
-				t.Fatalf("ssh read no identity file; it said:\n%s", says.log)
+			configured := slices.DeleteFunc(slices.Clone(got.ConfigIdentityFiles), func(f string) bool { return f == "none" })
+			switch {
+			case got.ConfigIdentityFiles == nil:
+				// hoist's default keys: ssh must be reading its own.
+				if !slices.Equal(said(t, cfgFile, c.target), said(t, "none", "x")) {
+					t.Errorf("no identity files taken from the configuration, but ssh reads %q", says.identities)
+				}
+			case !slices.Equal(configured, says.identities):
+				t.Errorf("identity files %q, ssh reads %q; ssh said:\n%s", got.ConfigIdentityFiles, says.identities, says.log)
+			case len(got.IdentityFiles) > 0:
+				t.Errorf("IdentityFiles %q: the configuration's belong in ConfigIdentityFiles", got.IdentityFiles)
 			}
-			if want := existing(says.identities); !slices.Equal(got.IdentityFiles, want) {
-				t.Errorf("identity files %q, ssh reads %q; ssh said:\n%s", got.IdentityFiles, want, says.log)
-			}
-			if want := existing(says.certificates); !slices.Equal(got.CertificateFiles, want) {
-				t.Errorf("certificate files %q, ssh reads %q", got.CertificateFiles, want)
+			if !slices.Equal(got.ConfigCertificateFiles, says.certificates) {
+				t.Errorf("certificate files %q, ssh reads %q", got.ConfigCertificateFiles, says.certificates)
 			}
 		})
 	}
+}
+
+// said is what ssh -G prints for IdentityFile.
+func said(t *testing.T, cfg, host string) []string {
+	t.Helper()
+	out, err := exec.Command("ssh", "-G", "-F", cfg, "--", host).Output()
+	must(t, err)
+	var files []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f, ok := strings.CutPrefix(l, "identityfile "); ok {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // sshHop is one hop of a ProxyJump chain: the host, and the user and port

@@ -13,7 +13,8 @@ import (
 // wildcards, negation, Include, Match, %-tokens, ProxyJump chains) the
 // settings hoist dials with are those ssh itself uses: the host, port and
 // user ssh -G prints (the oracle), the identity files with their tokens
-// expanded as ssh expands them, and the proxy.
+// expanded as ssh expands them (TestIdentityFileTokensAsOpenSSH has each
+// token), and the proxy.
 func TestResolveConfigTable(t *testing.T) {
 	if _, err := exec.LookPath("ssh"); err != nil {
 		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
@@ -66,7 +67,7 @@ Match host 10.7.7.7 user root
 		ids                []string
 		proxy              string // "", "command", "jump"
 	}{
-		{"staging", "127.0.0.1:2222", "deploy", []string{keys["staging"]}, ""},
+		{"staging", "127.0.0.1:2222", "deploy", []string{keys["staging"], dir + "/nonexistent"}, ""},
 		{"tok", "10.1.2.3:22", "deploy", []string{keys["k_10.1.2.3_deploy"]}, ""},
 		{"a.internal", "a.internal:22", "internal", []string{keys["internal"]}, ""},
 		{"secret.internal", "secret.internal:22", "", nil, ""},
@@ -108,10 +109,10 @@ Match host 10.7.7.7 user root
 			if c.user != "" && got.User != c.user {
 				t.Errorf("user %q, want %q", got.User, c.user)
 			}
-			if c.ids != nil && strings.Join(got.IdentityFiles, ",") != strings.Join(c.ids, ",") {
-				t.Errorf("identity files %q, want %q (those that exist, tokens expanded)", got.IdentityFiles, c.ids)
+			if c.ids != nil && strings.Join(got.ConfigIdentityFiles, ",") != strings.Join(c.ids, ",") {
+				t.Errorf("identity files %q, want %q (all of them, tokens expanded)", got.ConfigIdentityFiles, c.ids)
 			}
-			for _, f := range got.IdentityFiles {
+			for _, f := range got.ConfigIdentityFiles {
 				if strings.Contains(f, "%") || strings.HasPrefix(f, "~") || !strings.HasPrefix(f, "/") {
 					t.Errorf("identity file %q is not expanded (home %s)", f, home)
 				}
