@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,4 +188,59 @@ func TestSSHConfigKnownHosts(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "WARNING: StrictHostKeyChecking no") {
 		t.Fatalf("StrictHostKeyChecking no: want it connected with a warning: %s", r)
 	}
+}
+
+// TestSSHConfigCommandLinePrecedence: the first of -l, -o User= and a
+// target's user@ given wins, and so of -p, -o Port= and a target's port, as
+// in ssh: each command line is tried with the real ssh and with hoist, in
+// the same order, against a real sshd, and both reach the host or neither.
+func TestSSHConfigCommandLinePrecedence(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	cfg := writeConfig(t, "Host *\n  IdentityFile "+h.KeyFile+"\n  IdentitiesOnly yes\n  UserKnownHostsFile "+h.KnownHosts+
+		"\n  GlobalKnownHostsFile /dev/null\n  BatchMode yes\n  IdentityAgent none\n")
+	right := h.User + "@127.0.0.1:" + fmt.Sprint(h.Port)
+	closed := fmt.Sprint(closedPort(t))
+	c := sshConfigCLI(t, cfg, filepath.Join(h.Dir, "store"))
+	for _, args := range [][]string{
+		{"-l", "hoist-nobody", "-H", right},
+		{"-H", right, "-l", "hoist-nobody"},
+		{"-o", "User=hoist-nobody", "-H", right, "-l", h.User},
+		{"-l", h.User, "-o", "User=hoist-nobody", "-H", "127.0.0.1:" + fmt.Sprint(h.Port)},
+		{"-p", closed, "-H", right},
+		{"-H", right, "-p", closed},
+		{"-o", "Port=" + closed, "-p", fmt.Sprint(h.Port), "-H", h.User + "@127.0.0.1"},
+		{"-p", fmt.Sprint(h.Port), "-o", "Port=" + closed, "-H", h.User + "@127.0.0.1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			// ssh takes the target where -H stands, as ssh://.
+			var sshArgs []string
+			for i := 0; i < len(args); i++ {
+				if args[i] == "-H" {
+					i++
+					sshArgs = append(sshArgs, "ssh://"+args[i])
+					continue
+				}
+				sshArgs = append(sshArgs, args[i])
+			}
+			ssh := exec.Command("ssh", append(append([]string{"-F", cfg}, sshArgs...), "true")...)
+			sshOut, sshErr := ssh.CombinedOutput()
+			r := c.run(append(args, "lock", "status")...)
+			if (sshErr == nil) != (r.code == 0) {
+				t.Fatalf("ssh %q: %v %s; hoist: %s", sshArgs, sshErr, sshOut, r)
+			}
+		})
+	}
+}
+
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
 }

@@ -5,29 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
-
-// ConfigOptions are the command line's part of an OpenSSH configuration, as
-// ssh takes them: -F, -p, -l, -J and -o.
-type ConfigOptions struct {
-	// File is the configuration file (-F); "" reads ~/.ssh/config and then
-	// /etc/ssh/ssh_config, "none" reads none.
-	File string
-	// Port (-p) and User (-l) override the configuration's.
-	Port, User string
-	// Jump is a ProxyJump chain (-J): [user@]host[:port][,...].
-	Jump string
-	// Options are Key=Value settings (-o), which come before the file's.
-	Options []string
-}
 
 // ErrNoOpenSSH: a configuration file must be read, and OpenSSH's ssh, which
 // hoist asks to resolve it (ssh -G), is not installed.
@@ -59,18 +43,7 @@ func ResolveConfig(ctx context.Context, host string, o ConfigOptions) (Resolved,
 	if o.File != "" {
 		args = append(args, "-F", o.File)
 	}
-	if o.Port != "" {
-		args = append(args, "-p", o.Port)
-	}
-	if o.User != "" {
-		args = append(args, "-l", o.User)
-	}
-	if o.Jump != "" {
-		args = append(args, "-J", o.Jump)
-	}
-	for _, kv := range o.Options {
-		args = append(args, "-o", kv)
-	}
+	args = append(args, o.argv("", "")...)
 	args = append(args, "--", host)
 	ssh, err := exec.LookPath("ssh")
 	if err != nil {
@@ -110,36 +83,10 @@ func ResolveConfig(ctx context.Context, host string, o ConfigOptions) (Resolved,
 	return r, nil
 }
 
-// needsOpenSSH reports whether resolving needs a configuration file read
-// or an option only OpenSSH interprets (hoist reads ConnectTimeout,
-// ServerAliveInterval, ServerAliveCountMax and User itself).
-func needsOpenSSH(o ConfigOptions) bool {
-	if o.File != "" && o.File != "none" || o.Jump != "" {
-		return true
-	}
-	for _, kv := range o.Options {
-		k, _, _ := strings.Cut(kv, "=")
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "connecttimeout", "serveraliveinterval", "serveralivecountmax", "user":
-		default:
-			return true
-		}
-	}
-	if o.File == "none" {
-		return false
-	}
-	home, _ := os.UserHomeDir()
-	for _, f := range []string{filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config"} {
-		if _, err := os.Stat(f); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // ResolveTarget resolves a target as ssh would ([user@]host[:port] or an
-// ssh:// URI; the user and port it names win over o's) and applies the
-// result to cfg; cfg.Name keeps the target as given, for messages.
+// ssh:// URI, whose user and port count as given at o.TargetAt) and
+// applies the result to cfg; cfg.Name keeps the target as given, for
+// messages.
 func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSHConfig) error {
 	t, err := parseTarget(target)
 	if err != nil {
@@ -154,15 +101,20 @@ func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSH
 	if err := checkName("user name", t.user); err != nil {
 		return fmt.Errorf("target %q: %w", RedactTarget(target), err)
 	}
-	if err := checkName("user name", o.User); err != nil {
-		return fmt.Errorf("-l: %w", err)
+	if err := o.checkUsers(); err != nil {
+		return err
 	}
+	// The target's user and port stand where it stood on the command
+	// line: ssh takes the first of -o User=, -l and user@ given, and so of
+	// the ports.
+	user, port := "", ""
 	if strings.Contains(target, "@") {
-		o.User = t.user
+		user = t.user
 	}
 	if explicitPort(target) {
-		o.Port = t.port
+		port = t.port
 	}
+	o = ConfigOptions{File: o.File, Args: o.argv(user, port)}
 	r, err := ResolveConfig(ctx, t.host, o)
 	if err != nil {
 		return err
@@ -174,45 +126,6 @@ func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSH
 		cfg.Name = RedactTarget(target)
 	}
 	return nil
-}
-
-// checkName refuses a host or user name that starts with "-" or holds a
-// character a shell would act on, or a control character.
-func checkName(what, name string) error {
-	if strings.HasPrefix(name, "-") {
-		return fmt.Errorf("a %s may not start with -", what)
-	}
-	for _, c := range name {
-		if c < ' ' || c == 0x7f || strings.ContainsRune(" '`\"$\\;&<>|(){}*?[]~#!", c) && !(what == "host name" && (c == '[' || c == ']')) {
-			return fmt.Errorf("%q is not a %s: it holds %q", name, what, c)
-		}
-	}
-	return nil
-}
-
-// explicitPort reports whether a target names its port.
-func explicitPort(target string) bool {
-	rest := strings.TrimPrefix(target, "ssh://")
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	rest = strings.TrimSuffix(rest, "/")
-	if strings.HasPrefix(rest, "[") {
-		return strings.Contains(rest, "]:")
-	}
-	return strings.Count(rest, ":") == 1
-}
-
-// defaults is what ssh -G prints for a host without any configuration.
-func defaults(host string, o ConfigOptions) Resolved {
-	r := Resolved{"hostname": {host}, "port": {"22"}}
-	if o.Port != "" {
-		r["port"] = []string{o.Port}
-	}
-	if o.User != "" {
-		r["user"] = []string{o.User}
-	}
-	return r
 }
 
 // Apply sets what the resolved configuration says on cfg, for the host
@@ -298,8 +211,13 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 			cfg.HandshakeTimeout = time.Duration(n) * time.Second
 		}
 	}
+	// ssh -G prints 0, OpenSSH's default, also for a host that sets no
+	// interval; hoist's default is to keep alive. A 0 the command line
+	// gives turns keepalives off.
 	if n, err := strconv.Atoi(r.Get("serveraliveinterval")); err == nil && n > 0 {
 		cfg.KeepaliveInterval = time.Duration(n) * time.Second
+	} else if _, given := opts.option("serveraliveinterval"); given && err == nil && n == 0 {
+		cfg.KeepaliveInterval = -1
 	}
 	if n, err := strconv.Atoi(r.Get("serveralivecountmax")); err == nil && n > 0 {
 		cfg.KeepaliveMaxMissed = n

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -340,6 +341,96 @@ func TestProxyTokensAsOpenSSH(t *testing.T) {
 			}
 			if hops := viaHops(t, got.Via); !slices.Equal(hops, want) {
 				t.Errorf("jump hosts %+v (%s), ssh goes through %+v; ssh said:\n%s", hops, got.Via, want, says.log)
+			}
+		})
+	}
+}
+
+// TestCommandLinePrecedenceAsOpenSSH: of -o User=, -l and a target's user@
+// the first given wins, and so of -o Port=, -p and a target's port, over
+// the configuration file too (the cases of OpenSSH's regress/sshcfgparse.sh
+// "user first match", and the same for ports, IPv6 and user names ssh
+// takes). The answer is ssh -G's, given the same command line.
+func TestCommandLinePrecedenceAsOpenSSH(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
+	}
+	dir := plainTempDir(t)
+	cfgFile := writeOracleConfig(t, dir, "Host *\n  User from_config\n  Port 2000\n")
+	// Each case is a command line; "T" stands where the target is. ssh gets
+	// the target as an ssh:// URI, or, for IPv6, which OpenSSH 9.2 takes in
+	// no URI, as -p and user@host at the same place.
+	cases := []struct {
+		args   []string
+		target string
+	}{
+		{[]string{"T"}, "host"},
+		{[]string{"-o", "User=foo", "-l", "bar", "T"}, "baz@host"},
+		{[]string{"-l", "bar", "T"}, "baz@host"},
+		{[]string{"T", "-o", "User=foo", "-l", "bar"}, "baz@host"},
+		{[]string{"-l", "bar", "T", "-o", "User=foo"}, "baz@host"},
+		{[]string{"-l", "bar", "-o", "User=foo", "T"}, "host"},
+		{[]string{"-o", "User foo", "-l", "bar", "T"}, "host"},
+		{[]string{"-p", "1", "-o", "Port=2", "T"}, "host:3"},
+		{[]string{"T", "-p", "1"}, "host:3"},
+		{[]string{"-o", "Port=2", "-p", "1", "T"}, "host"},
+		{[]string{"-p", "1", "T"}, "ssh://u@host:3"},
+		{[]string{"T", "-o", "Port=2"}, "ssh://u@host"},
+		{[]string{"-p", "1", "T"}, "[::1]:3"},
+		{[]string{"T", "-p", "1"}, "[::1]:3"},
+		{[]string{"T", "-p", "1"}, "u@[::1]"},
+		{[]string{"T"}, `DOMAIN\user@host`},
+		{[]string{"-l", `DOMAIN\user`, "T"}, "host"},
+		{[]string{"-o", `User=DOMAIN\user`, "T"}, "host"},
+		{[]string{"T"}, "first last@host"},
+	}
+	for _, c := range cases {
+		name := strings.Join(c.args, " ")
+		name = strings.Replace(name, "T", c.target, 1)
+		t.Run(name, func(t *testing.T) {
+			var sshArgs, hoistArgs []string
+			at := 0
+			for _, a := range c.args {
+				if a != "T" {
+					sshArgs, hoistArgs = append(sshArgs, a), append(hoistArgs, a)
+					continue
+				}
+				at = len(hoistArgs)
+				tg, err := parseTarget(c.target)
+				must(t, err)
+				dest := tg.host
+				if tg.user != "" {
+					dest = tg.user + "@" + dest
+				}
+				switch {
+				case strings.Contains(tg.host, ":") && explicitPort(c.target):
+					sshArgs = append(sshArgs, "-p", tg.port, dest)
+				case strings.Contains(tg.host, ":"):
+					sshArgs = append(sshArgs, dest)
+				case explicitPort(c.target):
+					sshArgs = append(sshArgs, "ssh://"+dest+":"+tg.port)
+				default:
+					sshArgs = append(sshArgs, "ssh://"+dest)
+				}
+			}
+			out, err := exec.Command("ssh", append([]string{"-G", "-F", cfgFile}, sshArgs...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("ssh -G %q: %v\n%s", sshArgs, err, out)
+			}
+			want := map[string]string{}
+			for _, l := range strings.Split(string(out), "\n") {
+				if k, v, ok := strings.Cut(l, " "); ok && want[k] == "" {
+					want[k] = v
+				}
+			}
+			var got SSHConfig
+			o := ConfigOptions{File: cfgFile, Args: hoistArgs, TargetAt: at}
+			must(t, ResolveTarget(context.Background(), c.target, o, &got))
+			host, port, err := net.SplitHostPort(got.Target)
+			must(t, err)
+			if got.User != want["user"] || port != want["port"] || host != want["hostname"] {
+				t.Errorf("user %q, host %q, port %s; ssh %q says user %q, host %q, port %s",
+					got.User, host, port, sshArgs, want["user"], want["hostname"], want["port"])
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestResolveConfigTable: for a table of OpenSSH configurations (aliases,
@@ -167,5 +168,76 @@ func TestResolveTargetRefusesShellCharacters(t *testing.T) {
 	}
 	if err := ResolveTarget(context.Background(), "[::1]:2222", ConfigOptions{File: cfg}, &c); err != nil {
 		t.Fatalf("an IPv6 target: %v", err)
+	}
+}
+
+// TestResolveTargetTakesUserNamesSSHTakes: a user name ssh accepts on its
+// command line (DOMAIN\user, a space inside) is accepted, and means what
+// ssh -G says; those ssh refuses stay refused
+// (TestResolveTargetRefusesShellCharacters).
+func TestResolveTargetTakesUserNamesSSHTakes(t *testing.T) {
+	for _, c := range []struct {
+		target, login string
+	}{
+		{`DOMAIN\user@host`, ""},
+		{"host", `DOMAIN\user`},
+		{"first last@host", ""},
+		{"user$name@host", ""},
+		{"host", "o'brien"}, // refused by both
+		{"host", `trailing\`},
+		{"a -b@host", ""},
+	} {
+		args := []string{"-G", "-F", "none"}
+		if c.login != "" {
+			args = append(args, "-l", c.login)
+		}
+		out, sshErr := exec.Command("ssh", append(args, c.target)...).CombinedOutput()
+		var got SSHConfig
+		err := ResolveTarget(context.Background(), c.target, ConfigOptions{File: "none", User: c.login}, &got)
+		if sshErr != nil || strings.Contains(c.login+c.target, "'") || strings.HasSuffix(c.login, `\`) || strings.Contains(c.target, " -") {
+			// OpenSSH 9.2 takes any user name; newer releases refuse
+			// these (ssh_valid_ruser), and so does hoist.
+			if err == nil {
+				t.Errorf("%q -l %q: taken, want it refused as OpenSSH refuses it", c.target, c.login)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q -l %q: %v; ssh takes it", c.target, c.login, err)
+			continue
+		}
+		if want := "user " + got.User + "\n"; !strings.Contains(string(out), want) {
+			t.Errorf("%q -l %q: user %q; ssh -G says:\n%s", c.target, c.login, got.User, out)
+		}
+	}
+}
+
+// TestServerAliveIntervalZeroTurnsKeepalivesOff: -o ServerAliveInterval=0
+// turns keepalives off, as in ssh; an interval the configuration gives is
+// used; with none, hoist keeps alive every 15 s (OpenSSH's default of 0,
+// which ssh -G prints, cannot be told from a 0 in a file).
+func TestServerAliveIntervalZeroTurnsKeepalivesOff(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(f, []byte("Host *\n  ServerAliveInterval 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		opts []string
+		want time.Duration
+	}{
+		{"none", []string{"ServerAliveInterval=0"}, -1},
+		{f, []string{"ServerAliveInterval=0"}, -1},
+		{f, nil, 7 * time.Second},
+		{f, []string{"ServerAliveInterval=3"}, 3 * time.Second},
+		{"none", nil, defaultKeepaliveInterval},
+	} {
+		var cfg SSHConfig
+		if err := ResolveTarget(context.Background(), "host", ConfigOptions{File: c.file, Options: c.opts}, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg, _ = cfg.withDefaults(); cfg.KeepaliveInterval != c.want {
+			t.Errorf("-F %s -o %q: keepalive interval %v, want %v", c.file, c.opts, cfg.KeepaliveInterval, c.want)
+		}
 	}
 }
