@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +245,112 @@ func closedPort(t *testing.T) int {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	return port
+}
+
+// relay6 relays connections from [::1]:PORT to target and returns that
+// address: a host reached over IPv6.
+func relay6(t *testing.T, target string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Fatalf("listening on ::1: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() { _, _ = io.Copy(s, c); s.Close() }()
+				_, _ = io.Copy(c, s)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestSSHConfigJumpHosts: a jump host that names no port takes its own
+// configuration's, however it is written (here [::1]); a jump host that
+// fails is named, with what failed, and only an unreachable one is said to
+// need its sshd checked; a ProxyJump loop between aliases is reported as
+// one. The real ssh, with the same configuration, reaches the host or fails
+// alike.
+func TestSSHConfigJumpHosts(t *testing.T) {
+	t.Parallel()
+	target := sshd.Start(t, sshd.Options{})
+	bastion := sshd.Start(t, sshd.Options{})
+	v6 := relay6(t, bastion.Addr)
+	_, v6port, _ := net.SplitHostPort(v6)
+	v6known := bastion.KnownHostsFor(t, v6)
+	root := filepath.Join(target.Dir, "store")
+	stranger := filepath.Join(t.TempDir(), "stranger")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", stranger).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	empty := filepath.Join(t.TempDir(), "known_hosts")
+	closed := closedPort(t)
+	// hop is a block for the bastion under another name and settings.
+	hop := func(name string, extra ...string) string {
+		lines := []string{"Host " + name, "  HostName 127.0.0.1", fmt.Sprintf("  Port %d", bastion.Port), "  User " + bastion.User}
+		if !strings.Contains(strings.Join(extra, "\n"), "IdentityFile") {
+			lines = append(lines, "  IdentityFile "+bastion.KeyFile)
+		}
+		return strings.Join(append(lines, extra...), "\n") + "\n"
+	}
+	defaults := "Host *\n  IdentitiesOnly yes\n  UserKnownHostsFile " + bastion.KnownHosts +
+		"\n  GlobalKnownHostsFile /dev/null\n  BatchMode yes\n  IdentityAgent none\n"
+	for _, tc := range []struct {
+		name, config string
+		ok           bool
+		want         []string // in hoist's error
+	}{
+		{"an IPv6 hop with its port from its own block",
+			hostBlock("app", target, "ProxyJump [::1]") + "Host ::1\n  Port " + v6port + "\n  User " + bastion.User +
+				"\n  IdentityFile " + bastion.KeyFile + "\n  UserKnownHostsFile " + v6known + "\n" + defaults, true, nil},
+		{"a hop that refuses the key",
+			hostBlock("app", target, "ProxyJump bastion") + hop("bastion", "  IdentityFile "+stranger) + defaults, false,
+			[]string{"jump host bastion: authentication failed for user " + bastion.User}},
+		{"a hop with an unknown host key",
+			hostBlock("app", target, "ProxyJump bastion") + hop("bastion", "  UserKnownHostsFile "+empty) + defaults, false,
+			[]string{"jump host bastion: unknown host key"}},
+		{"an unreachable hop",
+			hostBlock("app", target, "ProxyJump bastion") + "Host bastion\n  HostName 127.0.0.1\n  Port " + fmt.Sprint(closed) + "\n" + defaults, false,
+			[]string{"jump host bastion: cannot connect to 127.0.0.1:" + fmt.Sprint(closed), "sshd is running"}},
+		{"a hop that cannot reach the host",
+			"Host app\n  HostName 127.0.0.1\n  Port " + fmt.Sprint(closed) + "\n  ProxyJump bastion\n" + hop("bastion") + defaults, false,
+			[]string{"jump host bastion cannot reach 127.0.0.1:" + fmt.Sprint(closed), "sshd is running"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeConfig(t, tc.config)
+			ssh := exec.Command("ssh", "-F", cfg, "app", "true")
+			sshOut, sshErr := ssh.CombinedOutput()
+			if (sshErr == nil) != tc.ok {
+				t.Fatalf("ssh -F %s app: %v %s; want it to succeed: %v", cfg, sshErr, sshOut, tc.ok)
+			}
+			r := sshConfigCLI(t, cfg, root).run("-H", "app", "lock", "status")
+			if tc.ok {
+				if r.code != 0 {
+					t.Fatalf("ssh reaches app, hoist does not: %s", r)
+				}
+				return
+			}
+			oneLine(t, r, 1, "app", tc.want...)
+			if !slices.Contains(tc.want, "sshd is running") && strings.Contains(r.stderr, "sshd is running") {
+				t.Errorf("a jump host that answered is not to have its sshd checked: %s", r)
+			}
+		})
+	}
+	t.Run("a loop", func(t *testing.T) {
+		cfg := writeConfig(t, "Host loopa\n  ProxyJump loopb\nHost loopb\n  ProxyJump loopa\n"+defaults)
+		r := sshConfigCLI(t, cfg, root).run("-H", "loopa", "lock", "status")
+		oneLine(t, r, 1, "loopa", "ProxyJump loop (loopa -> loopb -> loopa)")
+	})
 }

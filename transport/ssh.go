@@ -188,17 +188,20 @@ var _ Transport = (*SSH)(nil)
 // DialSSH connects and authenticates to cfg.Target. Errors:
 //   - ErrIdentity: a file in cfg.IdentityFiles is missing or not a key;
 //   - ErrKnownHosts: cfg.KnownHostsFile cannot be read or written;
-//   - ErrUnreachable: the TCP connection failed;
+//   - ErrUnreachable: the TCP connection failed (or, through a ProxyJump,
+//     the last jump host could not make it, or the chain is a loop);
 //   - ErrHandshakeTimeout: the SSH handshake did not finish in time;
 //   - ErrHandshake: the peer broke off the handshake (retried first, up to
 //     three times, when it closed the connection before the key exchange,
 //     which is how sshd's MaxStartups sheds load);
 //   - ErrAuth: every key was refused;
 //   - ErrHostKey, as a *HostKeyError: unknown, changed or revoked host key;
+//   - a *JumpError when a jump host of a ProxyJump chain failed: it names
+//     the hop and wraps what dialling it returned, one of these errors;
 //   - ctx.Err(), wrapped, when ctx ends first;
 //   - a plain error for a malformed cfg.Target.
 //
-// All but the last two are *DialError or *HostKeyError.
+// All but the last two are *DialError, *HostKeyError or *JumpError.
 func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	start := time.Now()
 	cfg, err := cfg.withDefaults()

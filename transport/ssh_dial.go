@@ -150,11 +150,17 @@ func dialTCP(ctx context.Context, cfg SSHConfig, addr string) (net.Conn, error) 
 		d := net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true}}
 		conn, err = d.DialContext(dctx, "tcp", addr)
 	}
+	var jump *JumpError
+	var dialErr *DialError
 	switch {
 	case err == nil:
 		return conn, nil
 	case ctx.Err() != nil:
 		return nil, interrupted(ctx.Err())
+	case cfg.Dialer != nil && (errors.As(err, &jump) || errors.As(err, &dialErr)):
+		// A proxy that says what failed (a jump host, for one) is not
+		// the host refusing the connection.
+		return nil, err
 	default:
 		return nil, unreachable(err, cfg.DialTimeout)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,7 +38,7 @@ func proxyCommandDialer(command string) func(ctx context.Context, network, addr 
 			for _, f := range []*os.File{inR, inW, outR, outW} {
 				f.Close()
 			}
-			return nil, fmt.Errorf("ProxyCommand %q: %w", command, err)
+			return nil, dialErr(ErrUnreachable, err, "ProxyCommand %q could not start: %s; check the command", command, causeText(err))
 		}
 		inR.Close()
 		outW.Close()
@@ -119,8 +120,10 @@ func parseJump(chain string, tok tokens) ([]jumpHop, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ProxyJump %q: %w; fix the chain (ssh refuses it too)", chain, err)
 		}
+		// A hop that names no port takes its own configuration's,
+		// however its host is written ([::1], 10.0.0.1, a name).
 		hop := jumpHop{host: t.host, user: t.user}
-		if t.port != "22" || strings.Contains(h, ":") {
+		if explicitPort(h) {
 			hop.port = t.port
 		}
 		hops = append(hops, hop)
@@ -146,13 +149,16 @@ func renderJump(hops []jumpHop) string {
 	return strings.Join(parts, ",")
 }
 
-// proxyJumpDialer reaches the target through a ProxyJump chain: the first
-// hop is resolved and dialled like any host (its own ProxyJump or
-// ProxyCommand included), each next hop and finally the target through the
-// previous hop's connection (a direct-tcpip channel, as ssh -J does). Each
-// hop is checked against known_hosts and authenticated with base's flags
-// and its own configuration.
-func proxyJumpDialer(chain []jumpHop, base SSHConfig, opts ConfigOptions) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+// proxyJumpDialer reaches the target, self (the name it was given, resolved
+// with opts), through a ProxyJump chain: the first hop is resolved
+// and dialled like any host (its own ProxyJump or ProxyCommand included),
+// each next hop and finally the target through the previous hop's
+// connection (a direct-tcpip channel, as ssh -J does). Each hop is checked
+// against known_hosts and authenticated with base's flags and its own
+// configuration. A hop's failure comes back as a *JumpError naming it; a
+// hop whose own ProxyJump leads back to a host being reached is a loop,
+// reported at once.
+func proxyJumpDialer(chain []jumpHop, base SSHConfig, opts ConfigOptions, self string) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
 	var hops []ConfigOptions
 	var names []string
 	for _, h := range chain {
@@ -167,10 +173,26 @@ func proxyJumpDialer(chain []jumpHop, base SSHConfig, opts ConfigOptions) (func(
 			}
 			return nil, err
 		}
+		path, _ := ctx.Value(jumpPathKey{}).([]jumpStep)
+		if len(path) == 0 {
+			path = []jumpStep{{hopID(self, opts), self}}
+		}
 		for i, o := range hops {
-			r, err := ResolveConfig(ctx, names[i], o)
+			id := hopID(names[i], o)
+			if i == 0 { // only the first hop is reached by its own configuration
+				if j := slices.IndexFunc(path, func(s jumpStep) bool { return s.id == id }); j >= 0 {
+					var loop []string
+					for _, s := range append(path[j:], jumpStep{id, names[i]}) {
+						loop = append(loop, s.name)
+					}
+					return fail(dialErr(ErrUnreachable, nil, "ProxyJump loop (%s): each host is reached through the next, "+
+						"back to %s; fix ProxyJump in the OpenSSH configuration", strings.Join(loop, " -> "), names[i]))
+				}
+			}
+			hopCtx := context.WithValue(ctx, jumpPathKey{}, append(slices.Clip(path), jumpStep{id, names[i]}))
+			r, err := ResolveConfig(hopCtx, names[i], o)
 			if err != nil {
-				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+				return fail(&JumpError{Host: names[i], Err: err})
 			}
 			cfg := SSHConfig{KnownHostsFile: base.KnownHostsFile, AcceptNewHostKey: base.AcceptNewHostKey,
 				NoAgent: base.NoAgent, Passphrase: base.Passphrase, Logger: base.Logger,
@@ -182,22 +204,47 @@ func proxyJumpDialer(chain []jumpHop, base SSHConfig, opts ConfigOptions) (func(
 				}
 			}
 			if err := r.Apply(&cfg, names[i], o); err != nil {
-				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+				return fail(&JumpError{Host: names[i], Err: err})
 			}
-			c, err := DialSSH(ctx, cfg)
+			c, err := DialSSH(hopCtx, cfg)
 			if err != nil {
-				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+				return fail(&JumpError{Host: names[i], Err: err})
 			}
 			clients = append(clients, c)
 		}
-		last := clients[len(clients)-1]
-		conn, err := last.Client().DialContext(ctx, network, addr)
+		last := names[len(names)-1]
+		conn, err := clients[len(clients)-1].Client().DialContext(ctx, network, addr)
 		if err != nil {
-			return fail(fmt.Errorf("jump host %s could not reach %s: %w", last.Target(), addr, err))
+			return fail(dialErr(ErrUnreachable, err, "jump host %s cannot reach %s: %s; check the host name and port, "+
+				"and that sshd is running there", last, addr, causeText(err)))
 		}
 		return &jumpConn{Conn: conn, hops: clients}, nil
 	}, nil
 }
+
+// hopID tells hosts apart for the loop check: a name resolved with the
+// same options resolves the same way.
+func hopID(name string, o ConfigOptions) string {
+	return strings.Join(append([]string{name, o.File}, o.argv("", "")...), "\x00")
+}
+
+// jumpPathKey is the context key of the jump hosts being reached, the
+// target first: the steps that led to the hop being dialled.
+type jumpPathKey struct{}
+
+type jumpStep struct{ id, name string }
+
+// JumpError is the error DialSSH returns when a jump host of a ProxyJump
+// chain failed: Host is the hop as the chain names it, Err what dialling
+// it returned (errors.Is sees through to its kind: ErrAuth, ErrHostKey,
+// ErrUnreachable, ...).
+type JumpError struct {
+	Host string
+	Err  error
+}
+
+func (e *JumpError) Error() string { return "jump host " + e.Host + ": " + e.Err.Error() }
+func (e *JumpError) Unwrap() error { return e.Err }
 
 // jumpConn is a connection through jump hosts; closing it closes them.
 type jumpConn struct {

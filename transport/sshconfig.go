@@ -238,7 +238,7 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		if err != nil {
 			return err
 		}
-		d, err := proxyJumpDialer(hops, base, opts)
+		d, err := proxyJumpDialer(hops, base, opts, original)
 		if err != nil {
 			return err
 		}

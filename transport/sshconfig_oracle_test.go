@@ -306,6 +306,9 @@ func TestProxyTokensAsOpenSSH(t *testing.T) {
 		{"ProxyJump chain", "Host z\n  ProxyJump ssh://u1@h1:2201,u2@h2,h3:2203\n" + hopsEnd, "", "z"},
 		{"ProxyJump with %k", "Host w\n  HostKeyAlias wkey\n  ProxyJump j_%k\n" + hopsEnd, "", "w"},
 		{"-J with tokens", hopsEnd, "%r@jb_%n", "Carl@tgt"},
+		{"ProxyJump to addresses", "Host v\n  ProxyJump [::1],u@[::2]:2200,10.0.0.1,a:22,[10.0.0.2]\n" + hopsEnd, "", "v"},
+		{"-J to IPv6", hopsEnd, "u@[::1]:2222,[::2]", "v"},
+		{"-J to an IPv6 address with a zone", hopsEnd, "[fe80::1%lo]", "v"}, // a token to ssh
 		{"ProxyJump with %d", "Host *\n  ProxyJump b_%d\n", "", "h"},
 	}
 	for _, c := range cases {
