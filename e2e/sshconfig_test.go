@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/e2e/sshd"
+	"github.com/hoistdev/hoist/transport"
 )
 
 // The OpenSSH configuration: hoist reaches every host ssh reaches, with the
@@ -353,4 +355,93 @@ func TestSSHConfigJumpHosts(t *testing.T) {
 		r := sshConfigCLI(t, cfg, root).run("-H", "loopa", "lock", "status")
 		oneLine(t, r, 1, "loopa", "ProxyJump loop (loopa -> loopb -> loopa)")
 	})
+}
+
+// TestSSHConfigHostKeyAliasAsOpenSSH: a HostKeyAlias is used as ssh uses
+// it, whatever it looks like: a key ssh records under the alias (plain or
+// hashed) is the key hoist finds, a key hoist records is the key ssh finds,
+// and a known_hosts file with the lines of the other aliases vouches for
+// the host to hoist exactly when it does to ssh. Against a real sshd, with
+// the real ssh.
+func TestSSHConfigHostKeyAliasAsOpenSSH(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	dir := t.TempDir()
+	block := func(alias, known, strict string, hash bool) string {
+		hashed := "no"
+		if hash {
+			hashed = "yes"
+		}
+		return writeConfig(t, fmt.Sprintf("Host box\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n"+
+			"  IdentitiesOnly yes\n  IdentityAgent none\n  BatchMode yes\n  GlobalKnownHostsFile /dev/null\n"+
+			"  HostKeyAlias %s\n  UserKnownHostsFile %s\n  StrictHostKeyChecking %s\n  HashKnownHosts %s\n",
+			h.Port, h.User, h.KeyFile, alias, known, strict, hashed))
+	}
+	sshReaches := func(cfg string) bool {
+		out, err := exec.Command("ssh", "-F", cfg, "box", "true").CombinedOutput()
+		t.Logf("ssh: %v %s", err, out)
+		return err == nil
+	}
+	hoistReaches := func(cfg string) (bool, error) {
+		c := transport.SSHConfig{NoAgent: true}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := transport.ResolveTarget(ctx, "box", transport.ConfigOptions{File: cfg}, &c); err != nil {
+			return false, err
+		}
+		s, err := transport.DialSSH(ctx, c)
+		if err != nil {
+			return false, err
+		}
+		s.Close()
+		return true, nil
+	}
+	aliases := []string{"web-alias", "Web-Alias", "[web]:2222", "web:2222", "[web]:22", "::1", "[::1]:2200", "none"}
+	recorded := map[string]string{} // alias: the line ssh recorded
+	for i, alias := range aliases {
+		for _, hash := range []bool{false, true} {
+			name := fmt.Sprintf("%s hashed %v", alias, hash)
+			byssh := filepath.Join(dir, fmt.Sprintf("ssh-%d-%v", i, hash))
+			if !sshReaches(block(alias, byssh, "accept-new", hash)) {
+				t.Fatalf("%s: ssh did not record the key", name)
+			}
+			if !hash {
+				recorded[alias] = readFile(t, byssh)
+			}
+			if ok, err := hoistReaches(block(alias, byssh, "yes", false)); !ok {
+				t.Errorf("%s: hoist does not find the key ssh recorded (%q): %v", name, readFile(t, byssh), err)
+			}
+			byhoist := filepath.Join(dir, fmt.Sprintf("hoist-%d-%v", i, hash))
+			if ok, err := hoistReaches(block(alias, byhoist, "accept-new", hash)); !ok {
+				t.Fatalf("%s: hoist did not record the key: %v", name, err)
+			}
+			if !sshReaches(block(alias, byhoist, "yes", false)) {
+				t.Errorf("%s: ssh does not find the key hoist recorded (%q)", name, readFile(t, byhoist))
+			}
+		}
+	}
+	// Each alias against the lines ssh recorded for all the others, and
+	// patterns with wildcards and a negation.
+	patterns := []string{"w?b-al* ", "*:2222,!web:2222 ", "[::1]:22* "}
+	for _, alias := range aliases {
+		var others []string
+		for _, p := range patterns {
+			others = append(others, p+h.HostKey+"\n")
+		}
+		for _, a := range aliases {
+			if a != alias {
+				others = append(others, recorded[a])
+			}
+		}
+		known := filepath.Join(dir, "others-"+strings.NewReplacer(":", "_", "[", "", "]", "").Replace(alias))
+		if err := os.WriteFile(known, []byte(strings.Join(others, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := block(alias, known, "yes", false)
+		want := sshReaches(cfg)
+		t.Logf("%s among the others: ssh reaches the host: %v", alias, want)
+		if got, err := hoistReaches(cfg); got != want {
+			t.Errorf("%s among the others' lines: hoist reaches the host %v (%v), ssh %v", alias, got, err, want)
+		}
+	}
 }

@@ -116,7 +116,9 @@ type SSHConfig struct {
 	// only (default /etc/ssh/ssh_known_hosts and ssh_known_hosts2).
 	KnownHostsFiles, GlobalKnownHostsFiles []string
 	// HostKeyAlias is the name host keys are looked up and recorded under
-	// instead of the host and port.
+	// instead of the host and port, as OpenSSH uses it: as written (in
+	// lower case), matched whole against known_hosts patterns and hashed
+	// entries, whatever it looks like ("[web]:2222", "web:2222", "::1").
 	HostKeyAlias string
 	// HashKnownHosts records accepted keys with hashed host names.
 	HashKnownHosts bool

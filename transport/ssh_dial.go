@@ -78,7 +78,11 @@ func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, 
 	// A variable of its own, not a result: the AfterFunc below may read
 	// it while this function returns.
 	conn := newActivityConn(raw)
-	check := newHostKeyCheck(cfg, kh, addr)
+	check, err := newHostKeyCheck(cfg, kh, addr)
+	if err != nil {
+		raw.Close()
+		return nil, nil, false, err
+	}
 	config := &ssh.ClientConfig{
 		User:              t.user,
 		Auth:              ids.authMethods(),

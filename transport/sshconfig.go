@@ -195,7 +195,9 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 			cfg.GlobalKnownHostsFiles = append(cfg.GlobalKnownHostsFiles, f)
 		}
 	}
-	if a := r.Get("hostkeyalias"); a != "" && a != "none" {
+	// The alias is used as ssh uses it, whatever it looks like ("none"
+	// and "[web]:2222" included): ssh -G prints it only when it is set.
+	if a := r.Get("hostkeyalias"); a != "" {
 		cfg.HostKeyAlias = a
 	}
 	cfg.HashKnownHosts = r.Get("hashknownhosts") == "yes"
