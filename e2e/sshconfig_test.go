@@ -445,3 +445,52 @@ func TestSSHConfigHostKeyAliasAsOpenSSH(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHConfigIdentityFileLive: the identity file the configuration names
+// with tokens is the one ssh logs in with; one that expands to a missing
+// file leaves ssh without a key, and hoist too, though hoist's home holds
+// the host's key as a default key (~/.ssh/id_ed25519). Real ssh and hoist,
+// the same configuration, a real sshd.
+func TestSSHConfigIdentityFileLive(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	dir := t.TempDir()
+	key, err := os.ReadFile(h.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := filepath.Join(dir, fmt.Sprintf("key_%s_127.0.0.1_%d_box", h.User, h.Port))
+	if err := os.WriteFile(named, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := sshConfigCLI(t, "", filepath.Join(h.Dir, "store"))
+	if err := os.MkdirAll(filepath.Join(c.home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.home, ".ssh", "id_ed25519"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		identity string
+		ok       bool
+	}{
+		{dir + "/key_%r_%h_%p_%n", true},
+		{dir + "/key_%r_%h_%p_%k_missing", false},
+	} {
+		cfg := writeConfig(t, fmt.Sprintf("Host box\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n"+
+			"  IdentitiesOnly yes\n  IdentityAgent none\n  BatchMode yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n",
+			h.Port, h.User, tc.identity, h.KnownHosts))
+		out, sshErr := exec.Command("ssh", "-F", cfg, "box", "true").CombinedOutput()
+		if (sshErr == nil) != tc.ok {
+			t.Fatalf("IdentityFile %s: ssh %v %s, want it to log in: %v", tc.identity, sshErr, out, tc.ok)
+		}
+		c.flags = []string{"-F", cfg, "--root", filepath.Join(h.Dir, "store")}
+		r := c.run("-H", "box", "lock", "status")
+		if (r.code == 0) != tc.ok {
+			t.Errorf("IdentityFile %s: ssh logs in: %v; hoist: %s", tc.identity, tc.ok, r)
+		}
+		if !tc.ok && !strings.Contains(r.stderr, "_missing (no such file)") {
+			t.Errorf("the error does not name the missing identity file: %s", r)
+		}
+	}
+}

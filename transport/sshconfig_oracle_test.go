@@ -438,3 +438,52 @@ func TestCommandLinePrecedenceAsOpenSSH(t *testing.T) {
 		})
 	}
 }
+
+// hostfileLine is ssh -v's word for each known_hosts file it reads (none
+// of them exists).
+var hostfileLine = regexp.MustCompile(`(?m)^debug1: load_hostkeys: fopen (.*): No such file or directory$`)
+
+// TestKnownHostsFilesAsOpenSSH: the known_hosts files hoist reads are
+// those ssh reads, in its order (ssh -v names each as it tries it), and
+// the agent socket is the one ssh -G says: ssh expands UserKnownHostsFile
+// and IdentityAgent (~, tokens, ${VAR}) once and GlobalKnownHostsFile only
+// for ~, and hoist must not expand them again.
+func TestKnownHostsFilesAsOpenSSH(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
+	}
+	ts := newTestServer(t)
+	_, port, _ := net.SplitHostPort(ts.addr)
+	t.Setenv("HOIST_KH_NAME", "from-env")
+	for _, body := range []string{
+		"Host *\n  UserKnownHostsFile DIR/kh_%%h_%k DIR/kh2_%C ~/kh3_%r\n  GlobalKnownHostsFile ~/gkh DIR/g_%h\n",
+		"Host *\n  UserKnownHostsFile DIR/${HOIST_KH_NAME}_%%%%\n  GlobalKnownHostsFile DIR/g_${HOIST_KH_NAME}\n",
+		"Host *\n  UserKnownHostsFile none\n  GlobalKnownHostsFile DIR/only_global\n",
+		"Host *\n  HostKeyAlias the-alias\n  UserKnownHostsFile DIR/kh_%k\n  GlobalKnownHostsFile DIR/g\n",
+	} {
+		dir := plainTempDir(t)
+		cfgFile := writeOracleConfig(t, dir, body+"  IdentityAgent DIR/agent_%%h_%h_${HOIST_KH_NAME}\n")
+		out, _ := exec.Command("ssh", "-v", "-F", cfgFile, "-o", "BatchMode=yes", "-p", port, "127.0.0.1", "true").CombinedOutput()
+		log := strings.ReplaceAll(string(out), "\r\n", "\n")
+		var want []string
+		for _, m := range hostfileLine.FindAllStringSubmatch(log, -1) {
+			if !slices.Contains(want, m[1]) {
+				want = append(want, m[1])
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("%q: ssh tried no known_hosts file; it said:\n%s", body, log)
+		}
+		var got SSHConfig
+		must(t, ResolveTarget(context.Background(), "127.0.0.1", ConfigOptions{File: cfgFile, Port: port}, &got))
+		if files := knownHostsFiles(got); !slices.Equal(files, want) {
+			t.Errorf("%q: known_hosts files %q, ssh tries %q", body, files, want)
+		}
+		g, err := exec.Command("ssh", "-G", "-F", cfgFile, "127.0.0.1").Output()
+		must(t, err)
+		agent := regexp.MustCompile(`(?m)^identityagent (.*)$`).FindSubmatch(g)
+		if agent == nil || agentSocket(got) != string(agent[1]) {
+			t.Errorf("%q: agent socket %q, ssh -G says %q", body, agentSocket(got), agent)
+		}
+	}
+}
