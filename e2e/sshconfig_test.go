@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -249,36 +248,6 @@ func closedPort(t *testing.T) int {
 	return port
 }
 
-// relay6 relays connections from [::1]:PORT to target and returns that
-// address: a host reached over IPv6.
-func relay6(t *testing.T, target string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "[::1]:0")
-	if err != nil {
-		t.Fatalf("listening on ::1: %v", err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				go func() { _, _ = io.Copy(s, c); s.Close() }()
-				_, _ = io.Copy(c, s)
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestSSHConfigJumpHosts: a jump host that names no port takes its own
 // configuration's, however it is written (here [::1]); a jump host that
 // fails is named, with what failed, and only an unreachable one is said to
@@ -289,7 +258,7 @@ func TestSSHConfigJumpHosts(t *testing.T) {
 	t.Parallel()
 	target := sshd.Start(t, sshd.Options{})
 	bastion := sshd.Start(t, sshd.Options{})
-	v6 := relay6(t, bastion.Addr)
+	v6 := sshd.NewProxyOn(t, "[::1]:0", bastion.Addr).Addr
 	_, v6port, _ := net.SplitHostPort(v6)
 	v6known := bastion.KnownHostsFor(t, v6)
 	root := filepath.Join(target.Dir, "store")

@@ -185,7 +185,6 @@ var certAlgo = map[string]string{
 	ssh.KeyAlgoRSA:        ssh.CertAlgoRSAv01,
 	ssh.KeyAlgoRSASHA256:  ssh.CertAlgoRSASHA256v01,
 	ssh.KeyAlgoRSASHA512:  ssh.CertAlgoRSASHA512v01,
-	ssh.KeyAlgoDSA:        ssh.CertAlgoDSAv01,
 	ssh.KeyAlgoECDSA256:   ssh.CertAlgoECDSA256v01,
 	ssh.KeyAlgoSKECDSA256: ssh.CertAlgoSKECDSA256v01,
 	ssh.KeyAlgoECDSA384:   ssh.CertAlgoECDSA384v01,
