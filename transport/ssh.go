@@ -222,7 +222,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 			return nil, err
 		}
 	}
-	conn, client, identityFiles, err := dial(ctx, cfg, t)
+	conn, client, err := dial(ctx, cfg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 		name = cfg.Name
 	}
 	s := &SSH{
-		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: identityFiles},
+		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFilesToTry()},
 		target:   name,
 		client:   client,
 		conn:     conn,
@@ -304,7 +304,8 @@ type Reached struct {
 	// Via is "" for a direct connection, else "ProxyJump …" or
 	// "ProxyCommand …".
 	Via string
-	// Identities are the identity files offered.
+	// Identities are the identity files that were to be offered
+	// (SSHConfig.IdentityFilesToTry).
 	Identities []string
 }
 

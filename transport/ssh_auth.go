@@ -31,11 +31,36 @@ var defaultIdentityNames = []string{"id_ed25519", "id_ecdsa", "id_rsa"}
 type identities struct {
 	signers []ssh.Signer
 	tried   []string // files and "ssh-agent", as listed in the ErrAuth message
-	files   []string // the identity files offered
 	locked  []string // passphrase-protected files the agent does not hold
 	notes   []string // files and keys skipped for other reasons
 	agent   net.Conn // open until the handshake is over: agent keys sign through it
 	only    bool     // IdentitiesOnly
+}
+
+// IdentityFilesToTry are the identity files DialSSH tries, in order:
+// IdentityFiles, else ConfigIdentityFiles (without "none"), else the
+// default names (~/.ssh/id_ed25519, id_ecdsa, id_rsa), found or not.
+func (c SSHConfig) IdentityFilesToTry() []string {
+	files, _ := c.identityFiles()
+	return files
+}
+
+// identityFiles are IdentityFilesToTry and where they come from.
+func (c SSHConfig) identityFiles() ([]string, int) {
+	switch {
+	case len(c.IdentityFiles) > 0:
+		return c.IdentityFiles, fromFlag
+	case len(c.ConfigIdentityFiles) > 0:
+		// IdentityFile none stands for no file.
+		return slices.DeleteFunc(slices.Clone(c.ConfigIdentityFiles), func(f string) bool { return f == "none" }), fromConfig
+	}
+	var files []string
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, name := range defaultIdentityNames {
+			files = append(files, filepath.Join(home, ".ssh", name))
+		}
+	}
+	return files, fromDefault
 }
 
 // Where identity files come from: -i (each must be usable), the OpenSSH
@@ -108,21 +133,7 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 		}
 	}
 
-	// The files to offer: -i's, else the configuration's (IdentityFile
-	// none among them stands for no file), else the default ones.
-	files, from := cfg.IdentityFiles, fromFlag
-	switch {
-	case len(files) > 0:
-	case len(cfg.ConfigIdentityFiles) > 0:
-		files, from = slices.DeleteFunc(slices.Clone(cfg.ConfigIdentityFiles), func(f string) bool { return f == "none" }), fromConfig
-	default:
-		from = fromDefault
-		if home, err := os.UserHomeDir(); err == nil {
-			for _, name := range defaultIdentityNames {
-				files = append(files, filepath.Join(home, ".ssh", name))
-			}
-		}
-	}
+	files, from := cfg.identityFiles()
 	var held, own []*identity
 	for _, file := range files {
 		id, err := ids.readIdentity(file, agentKeys, cfg)
@@ -156,7 +167,6 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 			s = id.agent
 		}
 		ids.offer(s, id.file, append(id.certs, extraCerts...), agentKeys)
-		ids.files = append(ids.files, id.file)
 	}
 	// Of the agent's other keys, those with a certificate in
 	// cfg.CertificateFiles come first.

@@ -22,12 +22,11 @@ import (
 // and nothing has been authenticated or run yet.
 const handshakeAttempts = 4
 
-// dial makes the one connection an SSH value lives on, and says which
-// identity files it offered.
-func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.Client, []string, error) {
+// dial makes the one connection an SSH value lives on.
+func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.Client, error) {
 	ids, err := loadIdentities(cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	defer ids.close() // agent keys are only needed to sign during authentication
 	if cfg.Logger != nil {
@@ -43,24 +42,24 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (*activityConn, *ssh.
 	}
 	kh, err := loadKnownHosts(cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		conn, client, retry, err := dialOnce(ctx, cfg, t, ids, kh)
 		if err == nil {
-			return conn, client, ids.files, nil
+			return conn, client, nil
 		}
 		if !retry {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		if attempt == handshakeAttempts {
-			return nil, nil, nil, dialErr(ErrHandshake, err,
+			return nil, nil, dialErr(ErrHandshake, err,
 				"the host closed the connection before the ssh key exchange, %d times; "+
 					"the host may be overloaded (sshd MaxStartups) or the port may not speak SSH, try again later",
 				attempt)
 		}
 		if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-			return nil, nil, nil, interrupted(err)
+			return nil, nil, interrupted(err)
 		}
 	}
 }
@@ -155,13 +154,13 @@ func dialTCP(ctx context.Context, cfg SSHConfig, addr string) (net.Conn, error) 
 		conn, err = d.DialContext(dctx, "tcp", addr)
 	}
 	var jump *JumpError
-	var dialErr *DialError
+	var said *DialError
 	switch {
 	case err == nil:
 		return conn, nil
 	case ctx.Err() != nil:
 		return nil, interrupted(ctx.Err())
-	case cfg.Dialer != nil && (errors.As(err, &jump) || errors.As(err, &dialErr)):
+	case cfg.Dialer != nil && (errors.As(err, &jump) || errors.As(err, &said)):
 		// A proxy that says what failed (a jump host, for one) is not
 		// the host refusing the connection.
 		return nil, err

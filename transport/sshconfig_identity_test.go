@@ -76,7 +76,7 @@ func TestConfiguredIdentityFileIsNotReplacedByDefaults(t *testing.T) {
 	}
 	defer s.Close()
 	wantOffered(t, as, "good")
-	if got := s.Reached().Identities; len(got) != 1 || got[0] != good {
-		t.Errorf("Reached().Identities %q, want only %s", got, good)
+	if got := s.Reached().Identities; len(got) != 2 || got[0] != missing || got[1] != good {
+		t.Errorf("Reached().Identities %q, want %s and %s", got, missing, good)
 	}
 }
