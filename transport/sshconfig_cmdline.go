@@ -161,25 +161,28 @@ func defaults(host string, o ConfigOptions) Resolved {
 // (DOMAIN\user), spaces and other characters a shell treats as text inside
 // a word.
 func checkName(what, name string) error {
-	if strings.HasPrefix(name, "-") {
-		return fmt.Errorf("a %s may not start with -", what)
+	bad := func(why string, args ...any) error {
+		return fmt.Errorf("%q is not a %s: %s; fix the name (OpenSSH refuses it too)", name, what, fmt.Sprintf(why, args...))
 	}
-	bad := "'`\";&<>|(){}"
+	if strings.HasPrefix(name, "-") {
+		return bad("it starts with -")
+	}
+	refused := "'`\";&<>|(){}"
 	if what == "host name" {
-		bad += "$\\,"
+		refused += "$\\,"
 	}
 	for i, c := range name {
 		switch {
-		case c < ' ' || c == 0x7f || strings.ContainsRune(bad, c):
+		case c < ' ' || c == 0x7f || strings.ContainsRune(refused, c):
 		case what == "host name" && (c == ' ' || c == '\t'):
 		case c == ' ' && strings.HasPrefix(name[i+1:], "-"):
-			return fmt.Errorf("%q is not a %s: a space may not come before -", name, what)
+			return bad("a space comes before -")
 		case c == '\\' && i == len(name)-1:
-			return fmt.Errorf("%q is not a %s: it may not end in \\", name, what)
+			return bad("it ends in \\")
 		default:
 			continue
 		}
-		return fmt.Errorf("%q is not a %s: it holds %q", name, what, c)
+		return bad("it holds %q", c)
 	}
 	return nil
 }
