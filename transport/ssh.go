@@ -26,7 +26,8 @@ type SSHConfig struct {
 	// current OS user.
 	User string
 	// IdentityFiles are private key files to offer (-i FILE). Empty means
-	// those of ~/.ssh/id_ed25519, id_ecdsa and id_rsa that exist. A listed
+	// ConfigIdentityFiles, and when that is empty too, those of
+	// ~/.ssh/id_ed25519, id_ecdsa and id_rsa that exist. A listed
 	// file that is missing or unreadable makes DialSSH fail with
 	// ErrIdentity; a passphrase-protected one is skipped and mentioned in
 	// the ErrAuth message should authentication fail.
@@ -81,19 +82,31 @@ type SSHConfig struct {
 	// alias of the configuration). Default user@host:port.
 	Name string
 	// Via says how the host is reached when not directly: "ProxyJump
-	// a,b" or "ProxyCommand …" (set by Resolved.Apply, for reports).
+	// a,b" or "ProxyCommand …", tokens expanded (set by Resolved.Apply,
+	// for reports).
 	Via string
 
 	// IdentitiesOnly offers only IdentityFiles (and their certificates),
 	// and of the agent's keys only those whose public key is one of them.
 	IdentitiesOnly bool
-	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK:
-	// a path (a leading ~ and $VAR expand), "SSH_AUTH_SOCK" for the
-	// environment's, or "none" for no agent.
+	// IdentityAgent is the agent socket to use instead of SSH_AUTH_SOCK,
+	// as ssh takes IdentityAgent once it has expanded ~, %-tokens and
+	// ${VAR}: a path, "$VAR" for the path in an environment variable,
+	// "SSH_AUTH_SOCK" for the environment's, or "none" for no agent.
 	IdentityAgent string
 	// CertificateFiles are OpenSSH user certificates to offer with the
-	// matching private keys; a key's "<file>-cert.pub" is offered too.
+	// matching private keys; a key's "<file>-cert.pub" is offered too. One
+	// that is missing or not a usable user certificate makes DialSSH fail
+	// with ErrIdentity (an expired one is skipped).
 	CertificateFiles []string
+	// ConfigIdentityFiles and ConfigCertificateFiles are the IdentityFile
+	// and CertificateFile entries of the OpenSSH configuration, expanded
+	// (set by Resolved.Apply). ConfigIdentityFiles are offered when
+	// IdentityFiles is empty, instead of the default keys, as ssh offers
+	// them; "none" among them stands for no file. A file of either that is
+	// missing or unusable is skipped, as ssh skips it, and named with the
+	// reason in the ErrAuth message and the debug log.
+	ConfigIdentityFiles, ConfigCertificateFiles []string
 	// Passphrase, when set, is asked for the passphrase of an encrypted
 	// identity file (a terminal prompt); without it such a key is skipped
 	// and named in the authentication error.
@@ -103,7 +116,9 @@ type SSHConfig struct {
 	// only (default /etc/ssh/ssh_known_hosts and ssh_known_hosts2).
 	KnownHostsFiles, GlobalKnownHostsFiles []string
 	// HostKeyAlias is the name host keys are looked up and recorded under
-	// instead of the host and port.
+	// instead of the host and port, as OpenSSH uses it: as written (in
+	// lower case), matched whole against known_hosts patterns and hashed
+	// entries, whatever it looks like ("[web]:2222", "web:2222", "::1").
 	HostKeyAlias string
 	// HashKnownHosts records accepted keys with hashed host names.
 	HashKnownHosts bool
@@ -175,17 +190,20 @@ var _ Transport = (*SSH)(nil)
 // DialSSH connects and authenticates to cfg.Target. Errors:
 //   - ErrIdentity: a file in cfg.IdentityFiles is missing or not a key;
 //   - ErrKnownHosts: cfg.KnownHostsFile cannot be read or written;
-//   - ErrUnreachable: the TCP connection failed;
+//   - ErrUnreachable: the TCP connection failed (or, through a ProxyJump,
+//     the last jump host could not make it, or the chain is a loop);
 //   - ErrHandshakeTimeout: the SSH handshake did not finish in time;
 //   - ErrHandshake: the peer broke off the handshake (retried first, up to
 //     three times, when it closed the connection before the key exchange,
 //     which is how sshd's MaxStartups sheds load);
 //   - ErrAuth: every key was refused;
 //   - ErrHostKey, as a *HostKeyError: unknown, changed or revoked host key;
+//   - a *JumpError when a jump host of a ProxyJump chain failed: it names
+//     the hop and wraps what dialling it returned, one of these errors;
 //   - ctx.Err(), wrapped, when ctx ends first;
 //   - a plain error for a malformed cfg.Target.
 //
-// All but the last two are *DialError or *HostKeyError.
+// All but the last two are *DialError, *HostKeyError or *JumpError.
 func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	start := time.Now()
 	cfg, err := cfg.withDefaults()
@@ -213,7 +231,7 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 		name = cfg.Name
 	}
 	s := &SSH{
-		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFiles, Key: key},
+		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFilesToTry(), Key: key},
 		target:   name,
 		client:   client,
 		conn:     conn,
@@ -286,7 +304,8 @@ type Reached struct {
 	// Via is "" for a direct connection, else "ProxyJump …" or
 	// "ProxyCommand …".
 	Via string
-	// Identities are the identity files offered (the agent's keys too).
+	// Identities are the identity files that were to be offered
+	// (SSHConfig.IdentityFilesToTry).
 	Identities []string
 	// Key is the identity the host accepted: a file (or a certificate
 	// file), or "ssh-agent key SHA256:…" for a key only the agent holds.

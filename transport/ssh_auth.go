@@ -39,6 +39,41 @@ type identities struct {
 	only    bool     // IdentitiesOnly
 }
 
+// IdentityFilesToTry are the identity files DialSSH tries, in order:
+// IdentityFiles, else ConfigIdentityFiles (without "none"), else the
+// default names (~/.ssh/id_ed25519, id_ecdsa, id_rsa), found or not.
+func (c SSHConfig) IdentityFilesToTry() []string {
+	files, _ := c.identityFiles()
+	return files
+}
+
+// identityFiles are IdentityFilesToTry and where they come from.
+func (c SSHConfig) identityFiles() ([]string, int) {
+	switch {
+	case len(c.IdentityFiles) > 0:
+		return c.IdentityFiles, fromFlag
+	case len(c.ConfigIdentityFiles) > 0:
+		// IdentityFile none stands for no file.
+		return slices.DeleteFunc(slices.Clone(c.ConfigIdentityFiles), func(f string) bool { return f == "none" }), fromConfig
+	}
+	var files []string
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, name := range defaultIdentityNames {
+			files = append(files, filepath.Join(home, ".ssh", name))
+		}
+	}
+	return files, fromDefault
+}
+
+// Where identity files come from: -i (each must be usable), the OpenSSH
+// configuration (an unusable one is skipped and noted, as ssh skips it),
+// or the default names (an absent one is passed over in silence).
+const (
+	fromFlag = iota
+	fromConfig
+	fromDefault
+)
+
 // identity is one identity file that can be offered.
 type identity struct {
 	file   string
@@ -73,7 +108,8 @@ func (ids *identities) close() {
 // cfg.Passphrase for the passphrases it needs, and asks the agent for its
 // keys. Only an unusable file named in cfg.IdentityFiles or
 // cfg.CertificateFiles, a passphrase that cannot be read and a wrong
-// passphrase are errors.
+// passphrase are errors; an unusable one of the configuration's files is
+// skipped, as ssh skips it, and noted with the reason.
 func loadIdentities(cfg SSHConfig) (*identities, error) {
 	ids := &identities{only: cfg.IdentitiesOnly}
 	var agentKeys []ssh.Signer
@@ -87,10 +123,10 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 	}
 
 	var extraCerts []*userCert
-	for _, file := range cfg.CertificateFiles {
+	for i, file := range slices.Concat(cfg.CertificateFiles, cfg.ConfigCertificateFiles) {
 		c, err := readUserCert(file)
 		switch {
-		case errors.Is(err, errExpired):
+		case errors.Is(err, errExpired) || err != nil && i >= len(cfg.CertificateFiles):
 			ids.notes = append(ids.notes, file+" ("+err.Error()+")")
 		case err != nil:
 			return fail(dialErr(ErrIdentity, errors.Unwrap(err), "certificate file %s: %v; check CertificateFile", file, err))
@@ -99,15 +135,7 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 		}
 	}
 
-	files, explicit := cfg.IdentityFiles, true
-	if len(files) == 0 {
-		explicit = false
-		if home, err := os.UserHomeDir(); err == nil {
-			for _, name := range defaultIdentityNames {
-				files = append(files, filepath.Join(home, ".ssh", name))
-			}
-		}
-	}
+	files, from := cfg.identityFiles()
 	var held, own []*identity
 	for _, file := range files {
 		id, err := ids.readIdentity(file, agentKeys, cfg)
@@ -122,9 +150,9 @@ func loadIdentities(cfg SSHConfig) (*identities, error) {
 			ids.locked = append(ids.locked, file)
 		case errors.As(err, &de): // about the passphrase: whether explicit or not
 			return fail(err)
-		case explicit:
+		case from == fromFlag:
 			return fail(dialErr(ErrIdentity, errors.Unwrap(err), "identity file %s: %v; check -i", file, err))
-		case errors.Is(err, fs.ErrNotExist):
+		case from == fromDefault && errors.Is(err, fs.ErrNotExist):
 			// Absent default keys are the normal case.
 		default:
 			ids.notes = append(ids.notes, file+" ("+err.Error()+")")
@@ -214,7 +242,10 @@ func (ids *identities) add(s ssh.Signer, label string) {
 	ids.tried = append(ids.tried, label)
 }
 
-// agentSocket is the agent socket to use, "" for none.
+// agentSocket is the agent socket to use, "" for none, read from
+// cfg.IdentityAgent as ssh reads IdentityAgent once it has expanded it:
+// "none", "SSH_AUTH_SOCK", "$VAR" for the path an environment variable
+// holds, or a path.
 func agentSocket(cfg SSHConfig) string {
 	a := cfg.IdentityAgent
 	switch {
@@ -222,14 +253,8 @@ func agentSocket(cfg SSHConfig) string {
 		return ""
 	case a == "" || a == "SSH_AUTH_SOCK":
 		return os.Getenv("SSH_AUTH_SOCK")
-	case strings.HasPrefix(a, "${") && strings.HasSuffix(a, "}"):
-		return os.Getenv(a[2 : len(a)-1])
-	case strings.HasPrefix(a, "$"):
+	case strings.HasPrefix(a, "$") && !strings.HasPrefix(a, "${"):
 		return os.Getenv(a[1:])
-	case a == "~" || strings.HasPrefix(a, "~/"):
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, a[1:])
-		}
 	}
 	return a
 }
@@ -460,7 +485,7 @@ func (ids *identities) authError(user string, cause error) error {
 	for _, n := range ids.notes {
 		msg.WriteString(", skipped " + n)
 	}
-	todo := "check the user name and -i FILE, or add the key to the host's authorized_keys"
+	todo := "check the user name and -i FILE (or IdentityFile), or add the key to the host's authorized_keys"
 	if len(ids.locked) > 0 {
 		verb := " is"
 		if len(ids.locked) > 1 {

@@ -256,9 +256,10 @@ func TestSSHAgentSocketChoice(t *testing.T) {
 		{"SSH_AUTH_SOCK", false, "/run/env.sock"},
 		{"none", false, ""},
 		{"/run/other.sock", false, "/run/other.sock"},
-		{"~/.1password/agent.sock", false, "/home/someone/.1password/agent.sock"},
 		{"$MY_AGENT", false, "/run/my.sock"},
-		{"${MY_AGENT}", false, "/run/my.sock"},
+		// ssh -G has expanded ~ and ${VAR} already: what is left is a path.
+		{"~/.1password/agent.sock", false, "~/.1password/agent.sock"},
+		{"/run/${MY_AGENT}", false, "/run/${MY_AGENT}"},
 		{"/run/other.sock", true, ""},
 		{"", true, ""},
 	} {

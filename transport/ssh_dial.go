@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -30,8 +31,15 @@ func dial(ctx context.Context, cfg SSHConfig, t sshTarget) (_ *activityConn, _ *
 	}
 	defer ids.close() // agent keys are only needed to sign during authentication
 	if cfg.Logger != nil {
-		cfg.Logger.Debug("dialing", "target", t.user+"@"+t.addr(), "identities", strings.Join(ids.tried, ", "),
-			"known_hosts", cfg.KnownHostsFile)
+		args := []any{"target", t.user + "@" + t.addr(), "identities", strings.Join(ids.tried, ", ")}
+		skipped := slices.Clone(ids.notes)
+		for _, f := range ids.locked {
+			skipped = append(skipped, f+" (passphrase-protected)")
+		}
+		if len(skipped) > 0 {
+			args = append(args, "skipped", strings.Join(skipped, ", "))
+		}
+		cfg.Logger.Debug("dialing", append(args, "known_hosts", cfg.KnownHostsFile)...)
 	}
 	kh, err := loadKnownHosts(cfg)
 	if err != nil {
@@ -70,7 +78,11 @@ func dialOnce(ctx context.Context, cfg SSHConfig, t sshTarget, ids *identities, 
 	// A variable of its own, not a result: the AfterFunc below may read
 	// it while this function returns.
 	conn := newActivityConn(raw)
-	check := newHostKeyCheck(cfg, kh, addr)
+	check, err := newHostKeyCheck(cfg, kh, addr)
+	if err != nil {
+		raw.Close()
+		return nil, nil, false, err
+	}
 	config := &ssh.ClientConfig{
 		User:              t.user,
 		Auth:              ids.authMethods(),
@@ -142,11 +154,17 @@ func dialTCP(ctx context.Context, cfg SSHConfig, addr string) (net.Conn, error) 
 		d := net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true}}
 		conn, err = d.DialContext(dctx, "tcp", addr)
 	}
+	var jump *JumpError
+	var said *DialError
 	switch {
 	case err == nil:
 		return conn, nil
 	case ctx.Err() != nil:
 		return nil, interrupted(ctx.Err())
+	case cfg.Dialer != nil && (errors.As(err, &jump) || errors.As(err, &said)):
+		// A proxy that says what failed (a jump host, for one) is not
+		// the host refusing the connection.
+		return nil, err
 	default:
 		return nil, unreachable(err, cfg.DialTimeout)
 	}

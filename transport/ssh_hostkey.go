@@ -133,13 +133,15 @@ func knownHostsFileExists(file string) (bool, error) {
 // remembers whether the key was accepted (the handshake got past key
 // exchange) and why it was refused.
 type hostKeyCheck struct {
-	kh       *knownHosts
-	db       *knownhosts.HostKeyDB
-	host     string // what keys are looked up and recorded under: host:port, or HostKeyAlias:22
-	accept   bool   // AcceptNewHostKey
-	insecure bool   // InsecureIgnoreHostKey
-	hash     bool   // HashKnownHosts
-	logger   *slog.Logger
+	kh        *knownHosts
+	db        hostKeyDB
+	host      string // what keys are looked up under: host:port (an aliasDB ignores it)
+	name      string // the host as known_hosts writes it: host, [host]:port, or the HostKeyAlias
+	principal string // what a host certificate must name: the host, or the HostKeyAlias
+	accept    bool   // AcceptNewHostKey
+	insecure  bool   // InsecureIgnoreHostKey
+	hash      bool   // HashKnownHosts
+	logger    *slog.Logger
 
 	mu       sync.Mutex
 	pinned   ssh.PublicKey // the key accepted in the first key exchange
@@ -149,19 +151,26 @@ type hostKeyCheck struct {
 
 // newHostKeyCheck checks the host key of a connection to addr
 // (host:port) against kh. With a HostKeyAlias, keys are looked up and
-// recorded under the alias alone, without the port, as OpenSSH does; the
-// certificate of a host is then checked against the alias too.
-func newHostKeyCheck(cfg SSHConfig, kh *knownHosts, addr string) *hostKeyCheck {
-	host := addr
-	if cfg.HostKeyAlias != "" {
-		// x/crypto wants a port; port 22 is the one Normalize leaves off.
-		host = net.JoinHostPort(cfg.HostKeyAlias, "22")
-	}
-	return &hostKeyCheck{
-		kh: kh, db: kh.db, host: host,
+// recorded under the alias alone, as written (in lower case), without a
+// port, as OpenSSH does; the certificate of a host is then checked against
+// the alias too.
+func newHostKeyCheck(cfg SSHConfig, kh *knownHosts, addr string) (*hostKeyCheck, error) {
+	principal, _, _ := net.SplitHostPort(addr)
+	c := &hostKeyCheck{
+		kh: kh, db: kh.db, host: addr, name: knownhosts.Normalize(addr), principal: principal,
 		accept: cfg.AcceptNewHostKey, insecure: cfg.InsecureIgnoreHostKey, hash: cfg.HashKnownHosts,
 		logger: cfg.Logger,
 	}
+	if cfg.HostKeyAlias != "" {
+		alias := strings.ToLower(cfg.HostKeyAlias)
+		db, err := newAliasDB(alias, kh.db, kh.files)
+		if err != nil {
+			return nil, dialErr(ErrKnownHosts, err, "cannot read the known hosts files %s: %s; check them",
+				strings.Join(kh.files, ", "), causeText(err))
+		}
+		c.db, c.name, c.principal = db, alias, alias
+	}
+	return c, nil
 }
 
 // algorithms are the host key algorithms to ask for (hostKeyAlgorithms).
@@ -174,7 +183,7 @@ func (c *hostKeyCheck) algorithms() []string { return hostKeyAlgorithms(c.db, c.
 // as a changed key, not as a failed algorithm negotiation. nil when addr is
 // unknown: then x/crypto's defaults apply, certificates first, and a host
 // with a certificate presents it (checkCert says how it is judged).
-func hostKeyAlgorithms(db *knownhosts.HostKeyDB, addr string) []string {
+func hostKeyAlgorithms(db hostKeyDB, addr string) []string {
 	known := db.HostKeyAlgorithms(addr)
 	if len(known) == 0 {
 		return nil
@@ -250,7 +259,7 @@ func (c *hostKeyCheck) checkKey(remote net.Addr, key ssh.PublicKey, cert *ssh.Ce
 	case knownhosts.IsHostUnknown(err):
 		switch {
 		case c.accept:
-			return appendKnownHost(c.kh.record, hostname, key, c.hash)
+			return appendKnownHost(c.kh.record, c.name, key, c.hash)
 		case c.insecure:
 			if c.logger != nil {
 				c.logger.Warn("HOST KEY NOT VERIFIED: accepting an unknown host key without recording it "+
@@ -302,7 +311,10 @@ func (c *hostKeyCheck) checkCert(remote net.Addr, cert *ssh.Certificate) error {
 	}
 	now := time.Now()
 	checker := ssh.CertChecker{IsHostAuthority: c.isHostAuthority, Clock: func() time.Time { return now }}
-	certErr := checker.CheckHostKey(hostname, remote, cert)
+	certErr := checker.CheckCert(c.principal, cert)
+	if cert.CertType != ssh.HostCert {
+		certErr = fmt.Errorf("ssh: certificate presented as a host key has type %d", cert.CertType)
+	}
 	if certErr == nil {
 		return nil
 	}
@@ -317,7 +329,7 @@ func (c *hostKeyCheck) checkCert(remote net.Addr, cert *ssh.Certificate) error {
 	hke := c.hostKeyError(cert.Key, certErr)
 	// The file of the CA lines: a plain key is not among them.
 	hke.KnownHostsFile = c.fileOf(c.db.HostKeyCallback()(hostname, remote, cert.Key))
-	hke.InvalidCert, hke.CertProblem = true, certProblem(cert, hostname, now, certErr)
+	hke.InvalidCert, hke.CertProblem = true, certProblem(cert, c.principal, now, certErr)
 	hke.KeyType = keyTypeName(cert.Type())
 	return hke
 }
@@ -343,7 +355,7 @@ func (c *hostKeyCheck) knownOnlyByCA(address string) bool {
 // known_hosts callback.
 func (c *hostKeyCheck) hostKeyError(key ssh.PublicKey, err error) *HostKeyError {
 	return &HostKeyError{
-		Host:           knownhosts.Normalize(c.host),
+		Host:           c.name,
 		KeyType:        keyTypeName(key.Type()),
 		Fingerprint:    ssh.FingerprintSHA256(key),
 		KnownHostsFile: c.fileOf(err),
@@ -382,12 +394,11 @@ func (c *hostKeyCheck) fileOf(err error) string {
 	return keyErr.Want[0].Filename
 }
 
-// certProblem says why ssh.CertChecker refused cert for address, in words
+// certProblem says why ssh.CertChecker refused cert for host, in words
 // that do not name the host (callers put the target in front; the
 // checker's own message for a wrong principal names it). The decision is
 // the checker's: this only explains it, and falls back to its error.
-func certProblem(cert *ssh.Certificate, address string, now time.Time, err error) string {
-	host, _, _ := net.SplitHostPort(address)
+func certProblem(cert *ssh.Certificate, host string, now time.Time, err error) string {
 	stamp := func(t uint64) string { return time.Unix(int64(t), 0).UTC().Format(time.RFC3339) }
 	switch {
 	case cert.CertType == ssh.UserCert:
@@ -410,11 +421,12 @@ func (c *hostKeyCheck) result() (verified bool, refusal error) {
 	return c.verified, c.refusal
 }
 
-// appendKnownHost records key for hostname, hashed (the |1|salt|hash form
-// of OpenSSH's HashKnownHosts) when hash is set. The line goes out in one
-// write to a file opened O_APPEND, so concurrent dials recording keys
-// cannot interleave within a line.
-func appendKnownHost(file, hostname string, key ssh.PublicKey, hash bool) error {
+// appendKnownHost records key for name, the host as known_hosts writes it
+// ("web", "[web]:2222", or a HostKeyAlias as it is), hashed (the
+// |1|salt|hash form of OpenSSH's HashKnownHosts) when hash is set. The
+// line goes out in one write to a file opened O_APPEND, so concurrent
+// dials recording keys cannot interleave within a line.
+func appendKnownHost(file, name string, key ssh.PublicKey, hash bool) error {
 	fail := func(err error) error {
 		return dialErr(ErrKnownHosts, err, "cannot record the host key in %s: %s; check the file's permissions", file, causeText(err))
 	}
@@ -425,12 +437,11 @@ func appendKnownHost(file, hostname string, key ssh.PublicKey, hash bool) error 
 	if err != nil {
 		return fail(err)
 	}
-	line := knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key) + "\n"
+	entry := name
 	if hash {
-		// Hashed as x/crypto matches it: the normalized name.
-		line = xknownhosts.HashHostname(xknownhosts.Normalize(hostname)) + " " + key.Type() + " " +
-			base64.StdEncoding.EncodeToString(key.Marshal()) + "\n"
+		entry = xknownhosts.HashHostname(name)
 	}
+	line := entry + " " + key.Type() + " " + base64.StdEncoding.EncodeToString(key.Marshal()) + "\n"
 	if !endsWithNewline(file) {
 		line = "\n" + line // do not glue our line onto an unterminated last line
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,7 +38,7 @@ func proxyCommandDialer(command string) func(ctx context.Context, network, addr 
 			for _, f := range []*os.File{inR, inW, outR, outW} {
 				f.Close()
 			}
-			return nil, fmt.Errorf("ProxyCommand %q: %w", command, err)
+			return nil, dialErr(ErrUnreachable, err, "ProxyCommand %q could not start: %s; check the command", command, causeText(err))
 		}
 		inR.Close()
 		outW.Close()
@@ -92,29 +93,77 @@ type cmdAddr string
 func (a cmdAddr) Network() string { return "proxycommand" }
 func (a cmdAddr) String() string  { return string(a) }
 
-// proxyJumpDialer reaches the target through a ProxyJump chain
-// ([user@]host[:port],...): the first hop is resolved and dialled like any
-// host (its own ProxyJump or ProxyCommand included), each next hop and
-// finally the target through the previous hop's connection (a direct-tcpip
-// channel, as ssh -J does). Each hop is checked against known_hosts and
-// authenticated with base's flags and its own configuration.
-func proxyJumpDialer(chain string, base SSHConfig, opts ConfigOptions) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
-	var hops []ConfigOptions
-	var names []string
+// jumpHop is one host of a ProxyJump chain: the name to resolve, and the
+// user and port the chain names for it ("" for none).
+type jumpHop struct {
+	host, user, port string
+}
+
+// parseJump reads a ProxyJump chain as ssh -G prints it,
+// [user@]host[:port] or ssh://[user@]host[:port], comma-separated, and
+// expands the tokens of each hop's user and host (ssh puts them into the
+// ProxyCommand it makes of the chain, which expands them).
+func parseJump(chain string, tok tokens) ([]jumpHop, error) {
+	var hops []jumpHop
 	for _, h := range strings.Split(chain, ",") {
-		t, err := parseTarget(strings.TrimSpace(h))
+		h = strings.TrimSpace(h)
+		t, err := parseTarget(h)
+		if err == nil {
+			t.host, err = tok.expand(t.host, proxyTokens, false)
+		}
+		if err == nil {
+			t.user, err = tok.expand(t.user, proxyTokens, false)
+		}
 		if err == nil {
 			err = errors.Join(checkName("host name", t.host), checkName("user name", t.user))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ProxyJump %q: %w", chain, err)
+			return nil, fmt.Errorf("ProxyJump %q: %w; fix the chain (ssh refuses it too)", chain, err)
 		}
-		o := ConfigOptions{File: opts.File, User: t.user}
-		if t.port != "22" || strings.Contains(h, ":") {
-			o.Port = t.port
+		// A hop that names no port takes its own configuration's,
+		// however its host is written ([::1], 10.0.0.1, a name).
+		hop := jumpHop{host: t.host, user: t.user}
+		if explicitPort(h) {
+			hop.port = t.port
 		}
-		hops = append(hops, o)
-		names = append(names, t.host)
+		hops = append(hops, hop)
+	}
+	return hops, nil
+}
+
+// renderJump writes a chain as ProxyJump takes it.
+func renderJump(hops []jumpHop) string {
+	var parts []string
+	for _, h := range hops {
+		s := h.host
+		if h.port != "" {
+			s = net.JoinHostPort(h.host, h.port)
+		} else if strings.Contains(s, ":") {
+			s = "[" + s + "]"
+		}
+		if h.user != "" {
+			s = h.user + "@" + s
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// proxyJumpDialer reaches the target, self (the name it was given, resolved
+// with opts), through a ProxyJump chain: the first hop is resolved
+// and dialled like any host (its own ProxyJump or ProxyCommand included),
+// each next hop and finally the target through the previous hop's
+// connection (a direct-tcpip channel, as ssh -J does). Each hop is checked
+// against known_hosts and authenticated with base's flags and its own
+// configuration. A hop's failure comes back as a *JumpError naming it; a
+// hop whose own ProxyJump leads back to a host being reached is a loop,
+// reported at once.
+func proxyJumpDialer(chain []jumpHop, base SSHConfig, opts ConfigOptions, self string) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	var hops []ConfigOptions
+	var names []string
+	for _, h := range chain {
+		hops = append(hops, ConfigOptions{File: opts.File, User: h.user, Port: h.port})
+		names = append(names, h.host)
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var clients []*SSH
@@ -124,10 +173,26 @@ func proxyJumpDialer(chain string, base SSHConfig, opts ConfigOptions) (func(ctx
 			}
 			return nil, err
 		}
+		path, _ := ctx.Value(jumpPathKey{}).([]jumpStep)
+		if len(path) == 0 {
+			path = []jumpStep{{hopID(self, opts), self}}
+		}
 		for i, o := range hops {
-			r, err := ResolveConfig(ctx, names[i], o)
+			id := hopID(names[i], o)
+			if i == 0 { // only the first hop is reached by its own configuration
+				if j := slices.IndexFunc(path, func(s jumpStep) bool { return s.id == id }); j >= 0 {
+					var loop []string
+					for _, s := range append(path[j:], jumpStep{id, names[i]}) {
+						loop = append(loop, s.name)
+					}
+					return fail(dialErr(ErrUnreachable, nil, "ProxyJump loop (%s): each host is reached through the next, "+
+						"back to %s; fix ProxyJump in the OpenSSH configuration", strings.Join(loop, " -> "), names[i]))
+				}
+			}
+			hopCtx := context.WithValue(ctx, jumpPathKey{}, append(slices.Clip(path), jumpStep{id, names[i]}))
+			r, err := ResolveConfig(hopCtx, names[i], o)
 			if err != nil {
-				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+				return fail(&JumpError{Host: names[i], Err: err})
 			}
 			cfg := SSHConfig{KnownHostsFile: base.KnownHostsFile, AcceptNewHostKey: base.AcceptNewHostKey,
 				NoAgent: base.NoAgent, Passphrase: base.Passphrase, Logger: base.Logger,
@@ -139,22 +204,47 @@ func proxyJumpDialer(chain string, base SSHConfig, opts ConfigOptions) (func(ctx
 				}
 			}
 			if err := r.Apply(&cfg, names[i], o); err != nil {
-				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+				return fail(&JumpError{Host: names[i], Err: err})
 			}
-			c, err := DialSSH(ctx, cfg)
+			c, err := DialSSH(hopCtx, cfg)
 			if err != nil {
-				return fail(fmt.Errorf("jump host %s: %w", names[i], err))
+				return fail(&JumpError{Host: names[i], Err: err})
 			}
 			clients = append(clients, c)
 		}
-		last := clients[len(clients)-1]
-		conn, err := last.Client().DialContext(ctx, network, addr)
+		last := names[len(names)-1]
+		conn, err := clients[len(clients)-1].Client().DialContext(ctx, network, addr)
 		if err != nil {
-			return fail(fmt.Errorf("jump host %s could not reach %s: %w", last.Target(), addr, err))
+			return fail(dialErr(ErrUnreachable, err, "jump host %s cannot reach %s: %s; check the host name and port, "+
+				"and that sshd is running there", last, addr, causeText(err)))
 		}
 		return &jumpConn{Conn: conn, hops: clients}, nil
 	}, nil
 }
+
+// hopID tells hosts apart for the loop check: a name resolved with the
+// same options resolves the same way.
+func hopID(name string, o ConfigOptions) string {
+	return strings.Join(append([]string{name, o.File}, o.argv("", "")...), "\x00")
+}
+
+// jumpPathKey is the context key of the jump hosts being reached, the
+// target first: the steps that led to the hop being dialled.
+type jumpPathKey struct{}
+
+type jumpStep struct{ id, name string }
+
+// JumpError is the error DialSSH returns when a jump host of a ProxyJump
+// chain failed: Host is the hop as the chain names it, Err what dialling
+// it returned (errors.Is sees through to its kind: ErrAuth, ErrHostKey,
+// ErrUnreachable, ...).
+type JumpError struct {
+	Host string
+	Err  error
+}
+
+func (e *JumpError) Error() string { return "jump host " + e.Host + ": " + e.Err.Error() }
+func (e *JumpError) Unwrap() error { return e.Err }
 
 // jumpConn is a connection through jump hosts; closing it closes them.
 type jumpConn struct {

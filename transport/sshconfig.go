@@ -5,28 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"os/user"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
-
-// ConfigOptions are the command line's part of an OpenSSH configuration, as
-// ssh takes them: -F, -p, -l, -J and -o.
-type ConfigOptions struct {
-	// File is the configuration file (-F); "" reads ~/.ssh/config and then
-	// /etc/ssh/ssh_config, "none" reads none.
-	File string
-	// Port (-p) and User (-l) override the configuration's.
-	Port, User string
-	// Jump is a ProxyJump chain (-J): [user@]host[:port][,...].
-	Jump string
-	// Options are Key=Value settings (-o), which come before the file's.
-	Options []string
-}
 
 // ErrNoOpenSSH: a configuration file must be read, and OpenSSH's ssh, which
 // hoist asks to resolve it (ssh -G), is not installed.
@@ -58,18 +43,7 @@ func ResolveConfig(ctx context.Context, host string, o ConfigOptions) (Resolved,
 	if o.File != "" {
 		args = append(args, "-F", o.File)
 	}
-	if o.Port != "" {
-		args = append(args, "-p", o.Port)
-	}
-	if o.User != "" {
-		args = append(args, "-l", o.User)
-	}
-	if o.Jump != "" {
-		args = append(args, "-J", o.Jump)
-	}
-	for _, kv := range o.Options {
-		args = append(args, "-o", kv)
-	}
+	args = append(args, o.argv("", "")...)
 	args = append(args, "--", host)
 	ssh, err := exec.LookPath("ssh")
 	if err != nil {
@@ -109,36 +83,10 @@ func ResolveConfig(ctx context.Context, host string, o ConfigOptions) (Resolved,
 	return r, nil
 }
 
-// needsOpenSSH reports whether resolving needs a configuration file read
-// or an option only OpenSSH interprets (hoist reads ConnectTimeout,
-// ServerAliveInterval, ServerAliveCountMax and User itself).
-func needsOpenSSH(o ConfigOptions) bool {
-	if o.File != "" && o.File != "none" || o.Jump != "" {
-		return true
-	}
-	for _, kv := range o.Options {
-		k, _, _ := strings.Cut(kv, "=")
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "connecttimeout", "serveraliveinterval", "serveralivecountmax", "user":
-		default:
-			return true
-		}
-	}
-	if o.File == "none" {
-		return false
-	}
-	home, _ := os.UserHomeDir()
-	for _, f := range []string{filepath.Join(home, ".ssh", "config"), "/etc/ssh/ssh_config"} {
-		if _, err := os.Stat(f); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // ResolveTarget resolves a target as ssh would ([user@]host[:port] or an
-// ssh:// URI; the user and port it names win over o's) and applies the
-// result to cfg; cfg.Name keeps the target as given, for messages.
+// ssh:// URI, whose user and port count as given at o.TargetAt) and
+// applies the result to cfg; cfg.Name keeps the target as given, for
+// messages.
 func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSHConfig) error {
 	t, err := parseTarget(target)
 	if err != nil {
@@ -153,15 +101,20 @@ func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSH
 	if err := checkName("user name", t.user); err != nil {
 		return fmt.Errorf("target %q: %w", RedactTarget(target), err)
 	}
-	if err := checkName("user name", o.User); err != nil {
-		return fmt.Errorf("-l: %w", err)
+	if err := o.checkUsers(); err != nil {
+		return err
 	}
+	// The target's user and port stand where it stood on the command
+	// line: ssh takes the first of -o User=, -l and user@ given, and so of
+	// the ports.
+	user, port := "", ""
 	if strings.Contains(target, "@") {
-		o.User = t.user
+		user = t.user
 	}
 	if explicitPort(target) {
-		o.Port = t.port
+		port = t.port
 	}
+	o = ConfigOptions{File: o.File, Args: o.argv(user, port)}
 	r, err := ResolveConfig(ctx, t.host, o)
 	if err != nil {
 		return err
@@ -173,103 +126,6 @@ func ResolveTarget(ctx context.Context, target string, o ConfigOptions, cfg *SSH
 		cfg.Name = RedactTarget(target)
 	}
 	return nil
-}
-
-// checkName refuses a host or user name that starts with "-" or holds a
-// character a shell would act on, or a control character.
-func checkName(what, name string) error {
-	if strings.HasPrefix(name, "-") {
-		return fmt.Errorf("a %s may not start with -", what)
-	}
-	for _, c := range name {
-		if c < ' ' || c == 0x7f || strings.ContainsRune(" '`\"$\\;&<>|(){}*?[]~#!", c) && !(what == "host name" && (c == '[' || c == ']')) {
-			return fmt.Errorf("%q is not a %s: it holds %q", name, what, c)
-		}
-	}
-	return nil
-}
-
-// explicitPort reports whether a target names its port.
-func explicitPort(target string) bool {
-	rest := strings.TrimPrefix(target, "ssh://")
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	rest = strings.TrimSuffix(rest, "/")
-	if strings.HasPrefix(rest, "[") {
-		return strings.Contains(rest, "]:")
-	}
-	return strings.Count(rest, ":") == 1
-}
-
-// defaults is what ssh -G prints for a host without any configuration.
-func defaults(host string, o ConfigOptions) Resolved {
-	r := Resolved{"hostname": {host}, "port": {"22"}}
-	if o.Port != "" {
-		r["port"] = []string{o.Port}
-	}
-	if o.User != "" {
-		r["user"] = []string{o.User}
-	}
-	return r
-}
-
-// tokens expands the %-tokens of ssh_config(5) that hoist's settings use,
-// and a leading ~/.
-func (r Resolved) tokens(s, original string) string {
-	home, _ := os.UserHomeDir()
-	if strings.HasPrefix(s, "~/") {
-		s = filepath.Join(home, s[2:])
-	}
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	local, uid := "", strconv.Itoa(os.Getuid())
-	if u, err := user.Current(); err == nil {
-		local = u.Username
-	}
-	hostname, _ := os.Hostname()
-	short, _, _ := strings.Cut(hostname, ".")
-	alias := r.Get("hostkeyalias")
-	if alias == "" || alias == "none" {
-		alias = r.Get("hostname")
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch s[i] {
-		case '%':
-			b.WriteByte('%')
-		case 'd':
-			b.WriteString(home)
-		case 'h':
-			b.WriteString(r.Get("hostname"))
-		case 'p':
-			b.WriteString(r.Get("port"))
-		case 'r':
-			b.WriteString(r.Get("user"))
-		case 'u':
-			b.WriteString(local)
-		case 'i':
-			b.WriteString(uid)
-		case 'n':
-			b.WriteString(original)
-		case 'k':
-			b.WriteString(alias)
-		case 'l':
-			b.WriteString(short)
-		case 'L':
-			b.WriteString(hostname)
-		default:
-			b.WriteByte('%')
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
 }
 
 // Apply sets what the resolved configuration says on cfg, for the host
@@ -290,36 +146,58 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 	if usr != "" && cfg.User == "" {
 		cfg.User = usr
 	}
-	if len(cfg.IdentityFiles) == 0 {
-		for _, f := range r["identityfile"] {
-			if f = r.tokens(f, original); fileExists(f) {
-				cfg.IdentityFiles = append(cfg.IdentityFiles, f)
+	tok := tokens{r, original}
+	// Every file the configuration names is kept, found or not: ssh offers
+	// what it finds of them and never falls back to the default keys.
+	if ids := r["identityfile"]; len(cfg.IdentityFiles) == 0 && !isDefaultIdentityFiles(ids) {
+		for _, raw := range ids {
+			f := "none"
+			if !strings.EqualFold(raw, "none") {
+				var err error
+				if f, err = tok.expandFile("IdentityFile", raw); err != nil {
+					return err
+				}
 			}
+			cfg.ConfigIdentityFiles = append(cfg.ConfigIdentityFiles, f)
 		}
 	}
-	for _, f := range r["certificatefile"] {
-		if f = r.tokens(f, original); fileExists(f) {
-			cfg.CertificateFiles = append(cfg.CertificateFiles, f)
+	for _, raw := range r["certificatefile"] {
+		f, err := tok.expandFile("CertificateFile", raw)
+		if err != nil {
+			return err
 		}
+		cfg.ConfigCertificateFiles = append(cfg.ConfigCertificateFiles, f)
 	}
 	cfg.IdentitiesOnly = cfg.IdentitiesOnly || r.Get("identitiesonly") == "yes"
+	// ssh -G prints IdentityAgent and UserKnownHostsFile expanded already.
 	if a := r.Get("identityagent"); a != "" && cfg.IdentityAgent == "" {
-		cfg.IdentityAgent = r.tokens(a, original)
+		cfg.IdentityAgent = a
 	}
-	// A known_hosts file given to hoist replaces the configuration's.
+	// A known_hosts file given to hoist replaces the configuration's. ssh
+	// expands a leading ~ in these once more, and in GlobalKnownHostsFile
+	// only that.
 	if files := strings.Fields(r.Get("userknownhostsfile")); len(files) > 0 && cfg.KnownHostsFile == "" {
 		for i := range files {
-			files[i] = r.tokens(files[i], original)
+			var err error
+			if files[i], err = tildeExpand(files[i]); err != nil {
+				return configError("UserKnownHostsFile", files[i], err)
+			}
 		}
 		cfg.KnownHostsFile = files[0]
 		cfg.KnownHostsFiles = append(cfg.KnownHostsFiles, files[1:]...)
 	}
 	if files := strings.Fields(r.Get("globalknownhostsfile")); len(files) > 0 && cfg.GlobalKnownHostsFiles == nil {
-		for _, f := range files {
-			cfg.GlobalKnownHostsFiles = append(cfg.GlobalKnownHostsFiles, r.tokens(f, original))
+		for _, raw := range files {
+			f, err := tildeExpand(raw)
+			if err != nil {
+				return configError("GlobalKnownHostsFile", raw, err)
+			}
+			cfg.GlobalKnownHostsFiles = append(cfg.GlobalKnownHostsFiles, f)
 		}
 	}
-	if a := r.Get("hostkeyalias"); a != "" && a != "none" {
+	// The alias is used as ssh uses it, whatever it looks like ("none"
+	// and "[web]:2222" included): ssh -G prints it only when it is set.
+	if a := r.Get("hostkeyalias"); a != "" {
 		cfg.HostKeyAlias = a
 	}
 	cfg.HashKnownHosts = r.Get("hashknownhosts") == "yes"
@@ -335,8 +213,13 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 			cfg.HandshakeTimeout = time.Duration(n) * time.Second
 		}
 	}
+	// ssh -G prints 0, OpenSSH's default, also for a host that sets no
+	// interval; hoist's default is to keep alive. A 0 the command line
+	// gives turns keepalives off.
 	if n, err := strconv.Atoi(r.Get("serveraliveinterval")); err == nil && n > 0 {
 		cfg.KeepaliveInterval = time.Duration(n) * time.Second
+	} else if _, given := opts.option("serveraliveinterval"); given && err == nil && n == 0 {
+		cfg.KeepaliveInterval = -1
 	}
 	if n, err := strconv.Atoi(r.Get("serveralivecountmax")); err == nil && n > 0 {
 		cfg.KeepaliveMaxMissed = n
@@ -345,21 +228,55 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 		return nil
 	}
 	if pc := r.Get("proxycommand"); pc != "" && pc != "none" {
-		pc = r.tokens(pc, original)
+		pc, err := tok.expand(pc, proxyTokens, false)
+		if err != nil {
+			return configError("ProxyCommand", r.Get("proxycommand"), err)
+		}
 		cfg.Dialer, cfg.Via = proxyCommandDialer(pc), "ProxyCommand "+pc
 		return nil
 	}
 	if pj := r.Get("proxyjump"); pj != "" && pj != "none" {
-		d, err := proxyJumpDialer(pj, base, opts)
+		hops, err := parseJump(pj, tok)
 		if err != nil {
 			return err
 		}
-		cfg.Dialer, cfg.Via = d, "ProxyJump "+pj
+		d, err := proxyJumpDialer(hops, base, opts, original)
+		if err != nil {
+			return err
+		}
+		cfg.Dialer, cfg.Via = d, "ProxyJump "+renderJump(hops)
 	}
 	return nil
 }
 
-func fileExists(f string) bool {
-	_, err := os.Stat(f)
-	return err == nil
+var (
+	defaultIDsOnce sync.Once
+	defaultIDs     []string
+)
+
+// isDefaultIdentityFiles reports whether files, the IdentityFile lines of
+// ssh -G, are the defaults ssh lists when the configuration names none
+// (they differ between OpenSSH releases: the installed ssh says which they
+// are, asked once with no configuration at all).
+func isDefaultIdentityFiles(files []string) bool {
+	if len(files) == 0 {
+		return true
+	}
+	for _, f := range files {
+		if !strings.HasPrefix(f, "~/.ssh/id_") {
+			return false
+		}
+	}
+	defaultIDsOnce.Do(func() {
+		out, err := exec.Command("ssh", "-G", "-F", "none", "--", "defaults.invalid").Output()
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f, ok := strings.CutPrefix(line, "identityfile "); ok {
+				defaultIDs = append(defaultIDs, f)
+			}
+		}
+	})
+	return slices.Equal(files, defaultIDs)
 }

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestResolveConfigTable: for a table of OpenSSH configurations (aliases,
 // wildcards, negation, Include, Match, %-tokens, ProxyJump chains) the
 // settings hoist dials with are those ssh itself uses: the host, port and
 // user ssh -G prints (the oracle), the identity files with their tokens
-// expanded as ssh expands them, and the proxy.
+// expanded as ssh expands them (TestIdentityFileTokensAsOpenSSH has each
+// token), and the proxy.
 func TestResolveConfigTable(t *testing.T) {
 	if _, err := exec.LookPath("ssh"); err != nil {
 		t.Fatal("OpenSSH's ssh is not installed: run make test, which installs openssh-client")
@@ -66,7 +68,7 @@ Match host 10.7.7.7 user root
 		ids                []string
 		proxy              string // "", "command", "jump"
 	}{
-		{"staging", "127.0.0.1:2222", "deploy", []string{keys["staging"]}, ""},
+		{"staging", "127.0.0.1:2222", "deploy", []string{keys["staging"], dir + "/nonexistent"}, ""},
 		{"tok", "10.1.2.3:22", "deploy", []string{keys["k_10.1.2.3_deploy"]}, ""},
 		{"a.internal", "a.internal:22", "internal", []string{keys["internal"]}, ""},
 		{"secret.internal", "secret.internal:22", "", nil, ""},
@@ -108,10 +110,10 @@ Match host 10.7.7.7 user root
 			if c.user != "" && got.User != c.user {
 				t.Errorf("user %q, want %q", got.User, c.user)
 			}
-			if c.ids != nil && strings.Join(got.IdentityFiles, ",") != strings.Join(c.ids, ",") {
-				t.Errorf("identity files %q, want %q (those that exist, tokens expanded)", got.IdentityFiles, c.ids)
+			if c.ids != nil && strings.Join(got.ConfigIdentityFiles, ",") != strings.Join(c.ids, ",") {
+				t.Errorf("identity files %q, want %q (all of them, tokens expanded)", got.ConfigIdentityFiles, c.ids)
 			}
-			for _, f := range got.IdentityFiles {
+			for _, f := range got.ConfigIdentityFiles {
 				if strings.Contains(f, "%") || strings.HasPrefix(f, "~") || !strings.HasPrefix(f, "/") {
 					t.Errorf("identity file %q is not expanded (home %s)", f, home)
 				}
@@ -166,5 +168,76 @@ func TestResolveTargetRefusesShellCharacters(t *testing.T) {
 	}
 	if err := ResolveTarget(context.Background(), "[::1]:2222", ConfigOptions{File: cfg}, &c); err != nil {
 		t.Fatalf("an IPv6 target: %v", err)
+	}
+}
+
+// TestResolveTargetTakesUserNamesSSHTakes: a user name ssh accepts on its
+// command line (DOMAIN\user, a space inside) is accepted, and means what
+// ssh -G says; those ssh refuses stay refused
+// (TestResolveTargetRefusesShellCharacters).
+func TestResolveTargetTakesUserNamesSSHTakes(t *testing.T) {
+	for _, c := range []struct {
+		target, login string
+	}{
+		{`DOMAIN\user@host`, ""},
+		{"host", `DOMAIN\user`},
+		{"first last@host", ""},
+		{"user$name@host", ""},
+		{"host", "o'brien"}, // refused by both
+		{"host", `trailing\`},
+		{"a -b@host", ""},
+	} {
+		args := []string{"-G", "-F", "none"}
+		if c.login != "" {
+			args = append(args, "-l", c.login)
+		}
+		out, sshErr := exec.Command("ssh", append(args, c.target)...).CombinedOutput()
+		var got SSHConfig
+		err := ResolveTarget(context.Background(), c.target, ConfigOptions{File: "none", User: c.login}, &got)
+		if sshErr != nil || strings.Contains(c.login+c.target, "'") || strings.HasSuffix(c.login, `\`) || strings.Contains(c.target, " -") {
+			// OpenSSH 9.2 takes any user name; newer releases refuse
+			// these (ssh_valid_ruser), and so does hoist.
+			if err == nil {
+				t.Errorf("%q -l %q: taken, want it refused as OpenSSH refuses it", c.target, c.login)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q -l %q: %v; ssh takes it", c.target, c.login, err)
+			continue
+		}
+		if want := "user " + got.User + "\n"; !strings.Contains(string(out), want) {
+			t.Errorf("%q -l %q: user %q; ssh -G says:\n%s", c.target, c.login, got.User, out)
+		}
+	}
+}
+
+// TestServerAliveIntervalZeroTurnsKeepalivesOff: -o ServerAliveInterval=0
+// turns keepalives off, as in ssh; an interval the configuration gives is
+// used; with none, hoist keeps alive every 15 s (OpenSSH's default of 0,
+// which ssh -G prints, cannot be told from a 0 in a file).
+func TestServerAliveIntervalZeroTurnsKeepalivesOff(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(f, []byte("Host *\n  ServerAliveInterval 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		opts []string
+		want time.Duration
+	}{
+		{"none", []string{"ServerAliveInterval=0"}, -1},
+		{f, []string{"ServerAliveInterval=0"}, -1},
+		{f, nil, 7 * time.Second},
+		{f, []string{"ServerAliveInterval=3"}, 3 * time.Second},
+		{"none", nil, defaultKeepaliveInterval},
+	} {
+		var cfg SSHConfig
+		if err := ResolveTarget(context.Background(), "host", ConfigOptions{File: c.file, Options: c.opts}, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg, _ = cfg.withDefaults(); cfg.KeepaliveInterval != c.want {
+			t.Errorf("-F %s -o %q: keepalive interval %v, want %v", c.file, c.opts, cfg.KeepaliveInterval, c.want)
+		}
 	}
 }

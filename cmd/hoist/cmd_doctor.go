@@ -216,10 +216,14 @@ func resolvedTarget(cfg transport.SSHConfig) doctorTarget {
 			tg.User = u.Username
 		}
 	}
-	if len(cfg.IdentityFiles) > 0 {
-		tg.Identity = strings.Join(cfg.IdentityFiles, ",")
+	// The files hoist will try: -i's, else the configuration's (the
+	// default names only when neither names one, shown as "-").
+	var files []string
+	if len(cfg.IdentityFiles) > 0 || len(cfg.ConfigIdentityFiles) > 0 {
+		files = cfg.IdentityFilesToTry()
+		tg.Identity = strings.Join(files, ",")
 	}
-	for _, f := range cfg.IdentityFiles {
+	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
 			tg.Missing = append(tg.Missing, f)
 		}

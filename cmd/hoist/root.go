@@ -26,10 +26,12 @@ type globals struct {
 	sshOpts    []string
 	verbose    bool
 	quiet      bool
-	sshFile    string        // -F
-	jump       string        // -J
-	port       string        // -p
-	login      string        // -l
+	sshFile    string   // -F
+	jump       string   // -J
+	port       string   // -p
+	login      string   // -l
+	sshArgs    []string // -o, -p, -l and -J with their values, in the order given
+	targetAt   map[string]int
 	lease      time.Duration // --lease
 	hold       string        // --token of run and the store commands
 }
@@ -82,19 +84,20 @@ func (a *app) rootCommand() *cobra.Command {
 
 	a.g.parallel = 32
 	f := root.PersistentFlags()
-	f.VarP(listValue{&a.g.hosts, true}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://[user@]host[:port]; repeatable or comma-separated (default local)")
-	f.StringVar(&a.g.hostsFile, "hosts-file", "", "read targets from `FILE`, one per line (# comments; never local)")
+	a.g.targetAt = map[string]int{}
+	f.VarP(targetsFlag{list: &a.g.hosts, at: a.g.targetAt, args: &a.g.sshArgs}, "host", "H", "work on `TARGET`: local, [user@]host[:port], ssh://[user@]host[:port]; repeatable or comma-separated (default local)")
+	f.Var(targetsFlag{file: &a.g.hostsFile, at: a.g.targetAt, args: &a.g.sshArgs}, "hosts-file", "read targets from `FILE`, one per line (# comments; never local)")
 	f.StringVar(&a.g.root, "root", "", "the store root on the host, `DIR`: /abs or ~/rel (default ~/.hoist, env HOIST_ROOT)")
 	f.BoolVar(&a.g.json, "json", false, "one JSON object per host and line on stdout")
 	f.Var(countValue{&a.g.parallel, 1}, "parallel", "work on `N` hosts at once")
-	f.VarP(listValue{&a.g.identities, false}, "identity", "i", "offer the private key in `FILE`; repeatable (default ~/.ssh/id_*, and ssh-agent)")
+	f.VarP(listValue{&a.g.identities, false}, "identity", "i", "offer the private key in `FILE`; repeatable (default the configuration's IdentityFile, else ~/.ssh/id_*; and ssh-agent)")
 	f.StringVar(&a.g.knownHosts, "known-hosts", "", "check host keys against `FILE` (default ~/.ssh/known_hosts)")
 	f.BoolVar(&a.g.acceptNew, "accept-new-host-key", false, "record the key of a host not yet in known_hosts")
-	f.VarP(listValue{&a.g.sshOpts, false}, "option", "o", "set an ssh_config option, `Key=Value`, as ssh -o does; repeatable")
+	f.VarP(sshFlag{name: "-o", list: &a.g.sshOpts, args: &a.g.sshArgs}, "option", "o", "set an ssh_config option, `Key=Value`, as ssh -o does; repeatable")
 	f.StringVarP(&a.g.sshFile, "ssh-config", "F", "", "read the OpenSSH configuration from `FILE` (default ~/.ssh/config, then /etc/ssh/ssh_config; none for none)")
-	f.StringVarP(&a.g.jump, "jump", "J", "", "reach the hosts through the jump hosts `[user@]host[:port][,...]`, as ssh -J does")
-	f.StringVarP(&a.g.port, "port", "p", "", "connect to `PORT` unless the target names one, as ssh -p does")
-	f.StringVarP(&a.g.login, "login", "l", "", "log in as `USER` unless the target names one, as ssh -l does")
+	f.VarP(sshFlag{name: "-J", value: &a.g.jump, args: &a.g.sshArgs}, "jump", "J", "reach the hosts through the jump hosts `[user@]host[:port][,...]`, as ssh -J does")
+	f.VarP(sshFlag{name: "-p", value: &a.g.port, args: &a.g.sshArgs}, "port", "p", "connect to `PORT`, as ssh -p does (of -p, -o Port= and a target's :port, the first given wins)")
+	f.VarP(sshFlag{name: "-l", value: &a.g.login, args: &a.g.sshArgs}, "login", "l", "log in as `USER`, as ssh -l does (of -l, -o User= and a target's user@, the first given wins)")
 	f.BoolVarP(&a.g.verbose, "verbose", "v", false, "log what happens (connections, host commands) on stderr")
 	f.BoolVarP(&a.g.quiet, "quiet", "q", false, "say only errors and data: no progress, no notes")
 	f.Var(leaseValue{&a.g.lease}, "lease", "locks taken carry a lease of `D`: renewed while a command runs, taken once not renewed for D")

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
@@ -89,36 +88,37 @@ func (a *app) sshConfig(target string) (transport.SSHConfig, error) {
 		if !ok {
 			return cfg, usageErr("-o %q: want Key=Value", o)
 		}
-		seconds := func() (time.Duration, error) {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return 0, usageErr("-o %s: want whole seconds", o)
-			}
-			return time.Duration(n) * time.Second, nil
-		}
+		// The options hoist reads itself are checked here, for a usage
+		// error; every option goes to OpenSSH's resolution (ssh -G), which
+		// says what it makes of one it does not know, and what hoist uses
+		// comes from its answer.
 		var err error
 		switch strings.ToLower(k) {
-		case "connecttimeout":
-			cfg.DialTimeout, err = seconds()
-			cfg.HandshakeTimeout = cfg.DialTimeout
-		case "serveraliveinterval":
-			cfg.KeepaliveInterval, err = seconds()
+		case "connecttimeout", "serveraliveinterval":
+			if n, nerr := strconv.Atoi(v); nerr != nil || n < 0 {
+				err = usageErr("-o %s: want whole seconds", o)
+			}
 		case "serveralivecountmax":
-			var n int
-			if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			if n, nerr := strconv.Atoi(v); nerr != nil || n < 1 {
 				err = usageErr("-o %s: want a positive number", o)
 			}
-			cfg.KeepaliveMaxMissed = n
-		case "user":
-			cfg.User = v
 		}
-		// Every option also goes to OpenSSH's resolution (ssh -G),
-		// which says what it makes of one it does not know.
 		if err != nil {
 			return cfg, err
 		}
 	}
 	return cfg, nil
+}
+
+// configOptions are the command line's ssh flags for target, in the order
+// given, with the target's place among them.
+func (a *app) configOptions(target string) transport.ConfigOptions {
+	at, ok := a.g.targetAt[target]
+	if !ok {
+		at = a.g.targetAt[""] // from --hosts-file
+	}
+	return transport.ConfigOptions{File: a.g.sshFile, Port: a.g.port, User: a.g.login, Jump: a.g.jump,
+		Options: a.g.sshOpts, Args: slices.Clone(a.g.sshArgs), TargetAt: at}
 }
 
 func (a *app) connect(ctx context.Context, target string) (transport.Transport, error) {
@@ -159,7 +159,6 @@ func (a *app) resolve(ctx context.Context, target string, adjust func(*transport
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	o := transport.ConfigOptions{File: a.g.sshFile, Port: a.g.port, User: a.g.login, Jump: a.g.jump, Options: a.g.sshOpts}
-	err = transport.ResolveTarget(ctx, target, o, &cfg)
+	err = transport.ResolveTarget(ctx, target, a.configOptions(target), &cfg)
 	return cfg, err
 }

@@ -38,6 +38,79 @@ func (v listValue) String() string {
 
 func (v listValue) Type() string { return "list" }
 
+// sshFlag is -o, -p, -l or -J: its value is kept (every -o, the last of
+// the others), and it goes into sshArgs in the order given, since ssh takes
+// the first of -o Port=, -p and a target's port, and so of the users.
+type sshFlag struct {
+	name  string    // "-o", "-p", "-l" or "-J"
+	list  *[]string // -o's values
+	value *string   // the others' value
+	args  *[]string // the ssh command line so far
+}
+
+func (v sshFlag) Set(s string) error {
+	*v.args = append(*v.args, v.name, s)
+	if v.list != nil {
+		*v.list = append(*v.list, s)
+	} else {
+		*v.value = s
+	}
+	return nil
+}
+
+func (v sshFlag) String() string {
+	switch {
+	case v.list != nil:
+		return strings.Join(*v.list, ",")
+	case v.value != nil:
+		return *v.value
+	}
+	return ""
+}
+
+func (v sshFlag) Type() string { return "string" }
+
+// targetsFlag is -H (or, with file set, --hosts-file): it records where
+// each target came among the ssh flags, for the same rule.
+type targetsFlag struct {
+	list *[]string      // -H's targets
+	file *string        // --hosts-file's file
+	at   map[string]int // a target's place: how many sshArgs came before it
+	args *[]string
+}
+
+func (v targetsFlag) Set(s string) error {
+	if v.file != nil {
+		*v.file = s
+		v.at[""] = len(*v.args) // the place of the file's targets
+		return nil
+	}
+	for _, t := range splitList(s) {
+		*v.list = append(*v.list, t)
+		if _, ok := v.at[t]; !ok {
+			v.at[t] = len(*v.args)
+		}
+	}
+	return nil
+}
+
+func (v targetsFlag) String() string {
+	switch {
+	case v.file != nil:
+		return *v.file
+	case v.list != nil:
+		return strings.Join(*v.list, ",")
+	}
+	return ""
+}
+
+func (v targetsFlag) Type() string {
+	if v.file != nil {
+		return "string"
+	}
+	return "list"
+}
+
 // countValue is a whole number of at least min.
 type countValue struct {
 	p   *int

@@ -12,7 +12,7 @@ import (
 // Proxy relays TCP connections from Addr to a target address, for fault
 // injection between a client and a host.
 type Proxy struct {
-	Addr string // "127.0.0.1:PORT" to connect to instead of the target
+	Addr string // "127.0.0.1:PORT" (or another listen address) to connect to instead of the target
 
 	target string
 	ln     net.Listener
@@ -34,7 +34,14 @@ type relay struct {
 // target ("host:port"). It is closed when the test ends.
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return NewProxyOn(t, "127.0.0.1:0", target)
+}
+
+// NewProxyOn is NewProxy listening on listen ("[::1]:0" reaches the target
+// over IPv6).
+func NewProxyOn(t testing.TB, listen, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatalf("proxy to %s: listening: %v", target, err)
 	}
