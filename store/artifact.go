@@ -38,6 +38,9 @@ type Entry struct {
 	seen digested
 	// cached: the digest came from the digest cache, not from reading.
 	cached bool
+	// untimed: the file's file system keeps no change time, so its
+	// identity cannot tell it unchanged: the upload hashes it again.
+	untimed bool
 	// implied marks a directory the artifact holds things in but does not
 	// describe (an archive made from a list of files); hoist adds it 0755.
 	implied bool
@@ -82,6 +85,9 @@ type OpenOptions struct {
 	// a runtime pushed by one login should not hand its privileges to
 	// whoever can run the runtime's programs on the host.
 	KeepSetuid bool
+	// NoCache hashes every file of a directory, without taking a digest
+	// from the digest cache (which is then written anew).
+	NoCache bool
 }
 
 // ID is the runtime id: "<name>-<first 12 hex digits of the digest>".
@@ -150,7 +156,7 @@ func OpenWith(source string, o OpenOptions) (*Artifact, error) {
 	}
 	a := &Artifact{Source: source, Name: name, root: root, dir: fi.IsDir(), keepSetuid: o.KeepSetuid}
 	if a.dir {
-		err = a.walkDir()
+		err = a.walkDir(o.NoCache)
 	} else {
 		err = a.readArchive(nil)
 	}
@@ -170,8 +176,8 @@ func checkName(name string) error {
 	return nil
 }
 
-func (a *Artifact) walkDir() error {
-	cache := openDigestCache(a.root)
+func (a *Artifact) walkDir(noCache bool) error {
+	cache := openDigestCache(a.root, noCache)
 	seen := map[string]bool{}
 	err := filepath.WalkDir(a.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -220,8 +226,13 @@ func (a *Artifact) walkDir() error {
 
 // digestFile gives e, the file at p, its size and digest: from the cache
 // when the file is as it was when it was last hashed, else by reading it.
+// A file on a file system that keeps no change time is always read, and
+// read again by the upload.
 func (a *Artifact) digestFile(p string, info fs.FileInfo, e *Entry, cache *digestCache, seen map[string]bool) error {
 	id, ok := idOf(info)
+	if ok && !cache.keepsTime(p, id.Dev) {
+		ok, e.untimed = false, true
+	}
 	if !ok {
 		var err error
 		e.Size, e.Sum, err = hashFile(p)

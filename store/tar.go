@@ -401,8 +401,9 @@ func (a *Artifact) writeDir(pk *packer) error {
 
 // writeFile writes the file at p, Open's e, into the archive. A file Open
 // hashed, and that is still what it was then (its identity, and times
-// clearly before the hashing), is sent as it is read; any other (its digest
-// came from the cache, or it may have changed) is hashed as it is sent. A
+// clearly before the hashing, on a file system that keeps a change time),
+// is sent as it is read; any other (its digest came from the cache, its
+// identity cannot tell, or it may have changed) is hashed as it is sent. A
 // file that changed since Open stops the push.
 func writeFile(w io.Writer, p string, e Entry) error {
 	f, err := os.Open(p)
@@ -416,7 +417,7 @@ func writeFile(w io.Writer, p string, e Entry) error {
 		return err
 	}
 	id, ok := idOf(fi)
-	if ok && !e.cached && e.seen.trusted(id) {
+	if ok && !e.cached && !e.untimed && e.seen.trusted(id) {
 		if n, err := io.Copy(w, io.LimitReader(f, e.Size)); err != nil || n != e.Size {
 			return cmp.Or(err, changed)
 		}

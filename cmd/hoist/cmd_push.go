@@ -17,6 +17,7 @@ type pushOptions struct {
 	name       string
 	activate   bool
 	keepSetuid bool
+	noCache    bool
 	wait       time.Duration
 	streams    int
 }
@@ -44,6 +45,7 @@ the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 	f.StringVarP(&o.name, "name", "n", "", "runtime `NAME` (default: the artifact's file name without its extension)")
 	f.BoolVar(&o.activate, "activate", false, "switch current to the runtime once it is in place")
 	f.BoolVar(&o.keepSetuid, "keep-setuid", false, "keep setuid and setgid bits (stripped by default)")
+	f.BoolVar(&o.noCache, "no-cache", false, "hash every file of a directory, without the digests kept from earlier pushes")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
 	f.IntVar(&o.streams, "streams", 0, "upload over `N` SFTP channels at once, 1 to 8 (default: from the artifact's size and the measured round trip)")
 	return a.holdFlag(c)
@@ -56,7 +58,7 @@ func (a *app) push(source string, o pushOptions) error {
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
-	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid}
+	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache}
 	var art *store.Artifact
 	var err error
 	if source == "-" {
