@@ -2,8 +2,11 @@
 # with this digest costs this one command (and, with --activate, the switch
 # under the lock in the same command). Otherwise it checks that the host has
 # room for the upload and its unpacked tree, and makes the stage the upload
-# goes into, outside the lock; the stage is private to the login.
+# goes into, outside the lock; the stage is private to the login. Under a
+# manual hold (--token) the hold is checked first (h_held), so a token that
+# is not this store's lock is told before anything is made or uploaded.
 h_op_pushcheck() {
+	h_held || return
 	h_mkstore || return
 	h_collides && return
 	if h_present "$h_id" "$h_digest"; then
