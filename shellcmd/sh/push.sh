@@ -127,7 +127,7 @@ h_ourkey() {
 h_unstage() {
 	# Read-only directories of a tree not promoted are made writable
 	# first (find never follows a link).
-	if [ -d tree ] || [ -d pool ] || [ -d "unpack-$h_stok" ]; then
+	if [ -d tree ] || [ -d pool ] || [ -d "unpack-$h_stok/tree" ] || [ -d "unpack-$h_stok/pool" ]; then
 		find . -type d ! -perm -700 -exec chmod u+rwx {} \; 2>/dev/null
 	fi
 	set +f
