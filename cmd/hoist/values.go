@@ -152,11 +152,19 @@ func (v sizeValue) Set(s string) error {
 	return nil
 }
 
+// String is the size in the largest unit that divides it, as Set takes it.
 func (v sizeValue) String() string {
 	if v.p == nil {
 		return "0"
 	}
-	return size(*v.p)
+	n := *v.p
+	for _, u := range []string{"", "K", "M", "G", "T"} {
+		if u == "T" || n == 0 || n%1024 != 0 {
+			return strconv.FormatInt(n, 10) + u
+		}
+		n /= 1024
+	}
+	return ""
 }
 
 func (v sizeValue) Type() string { return "SIZE" }
