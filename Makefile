@@ -5,11 +5,12 @@ GO      ?= go
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
 # Packages the tests need: real OpenSSH, the login shells hoist is tested
 # under, busybox for a busybox userland, util-linux for namespaces, acl for
-# stores with ACLs, xz, zstd and zip for archives users have, shellcheck for
-# make lint, and podman, podman-compose, runc (podman would bring crun, which
-# machines with hybrid cgroups refuse) and debootstrap for the sandbox fleet.
-TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip shellcheck podman podman-compose runc debootstrap
-TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip shellcheck podman podman-compose runc debootstrap
+# stores with ACLs, xz, zstd and zip for archives users have, sshfs for a
+# file system without change times, shellcheck for make lint, and podman,
+# podman-compose, runc (podman would bring crun, which machines with hybrid
+# cgroups refuse) and debootstrap for the sandbox fleet.
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip sshfs shellcheck podman podman-compose runc debootstrap
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip sshfs shellcheck podman podman-compose runc debootstrap
 
 .PHONY: all build demo test deps unit e2e bench lint clean sandbox sandbox-down sandbox-test
 

@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/hoistdev/hoist/e2e/sshd"
 )
@@ -185,4 +188,127 @@ func fingerprint(t *testing.T, h *sshd.Host) string {
 		t.Fatalf("ssh-keygen -l: %q", out)
 	}
 	return fields[1]
+}
+
+// sparseTar is a tar of a few KiB that declares one file of size bytes,
+// all of it a hole (GNU tar --sparse).
+func sparseTar(t *testing.T, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "big"))
+	if err == nil {
+		err = f.Truncate(size)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball := filepath.Join(t.TempDir(), "big.tar")
+	if out, err := exec.Command("tar", "-S", "-C", dir, "-cf", tarball, "big").CombinedOutput(); err != nil {
+		t.Fatalf("tar -S: %v %s", err, out)
+	}
+	os.Remove(filepath.Join(dir, "big"))
+	return tarball
+}
+
+// opened waits until the process pid has the file p open: it is reading
+// it, so its signal handlers are in place.
+func opened(t *testing.T, pid int, p string) {
+	t.Helper()
+	for range 200 {
+		fds, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/fd/*")
+		for _, fd := range fds {
+			if l, _ := os.Readlink(fd); l == p {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("hoist (pid %d) never opened %s", pid, p)
+}
+
+// TestHugeSparseArchive: a tar of 10 KiB that declares a 200 GiB file (one
+// hole) is refused at once under the default --max-size, naming both sizes;
+// with a limit above it, hoist starts hashing its 200 GiB of zeros, and
+// SIGINT or SIGTERM stops it at once (130, 143), saying so. So does a push
+// from a standard input whose writer stalls. Nothing reaches the host.
+func TestHugeSparseArchive(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	tarball := sparseTar(t, 200<<30)
+	if fi, _ := os.Stat(tarball); fi.Size() > 64<<10 {
+		t.Fatalf("the sparse tar is %d bytes", fi.Size())
+	}
+	oneLine(t, c.run("push", tarball), 1, "", "200.0 GiB (214748364800 bytes)", "over the limit of 32.0 GiB (34359738368 bytes)",
+		"push --max-size raises it", "nothing was sent to any host")
+	oneLine(t, c.run("push", tarball, "--max-size", "100G"), 1, "", "over the limit of 100.0 GiB")
+	oneLine(t, c.run("push", tarball, "--max-size", "10GB0"), 2, "", "--max-size")
+
+	for _, sig := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(sig.sig.String(), func(t *testing.T) {
+			p := c.start("push", tarball, "--max-size", "1T")
+			opened(t, p.cmd.Process.Pid, tarball)
+			time.Sleep(200 * time.Millisecond) // well into the hashing
+			sent := time.Now()
+			p.cmd.Process.Signal(sig.sig)
+			code := p.wait(t, 30*time.Second)
+			t.Logf("exit %d %v after the signal", code, time.Since(sent).Round(time.Millisecond))
+			if code != sig.code || !strings.Contains(p.stderr(), "hoist: "+tarball+": stopped while it was being read (signal: "+sig.sig.String()+"); nothing was sent to any host") {
+				t.Fatalf("exit %d, want %d, saying it stopped: %s", code, sig.code, p.stderr())
+			}
+		})
+	}
+	t.Run("stalled stdin", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		cmd := c.command("push", "-", "--name", "app")
+		cmd.Stdin = r
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		// The first bytes of a tar header, then nothing: once they are
+		// read, hoist waits for more, its handlers in place.
+		w.Write([]byte("app/"))
+		for i := 0; unread(t, w) > 0; i++ {
+			if i == 500 {
+				t.Fatal("hoist never read its standard input")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("hoist still reads a stalled standard input 30 s after SIGINT: %s", stderr.String())
+		}
+		if cmd.ProcessState.ExitCode() != 130 || !strings.Contains(stderr.String(), "hoist: -: stopped while it was being read (signal: interrupt)") {
+			t.Fatalf("exit %d: %s", cmd.ProcessState.ExitCode(), stderr.String())
+		}
+	})
+	if exists(root) {
+		t.Errorf("a push stopped before any host made the store %s", root)
+	}
+}
+
+// unread is how many bytes written to the pipe w are not read yet.
+func unread(t *testing.T, w *os.File) int {
+	var n int32
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, w.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); errno != 0 {
+		t.Fatalf("FIONREAD: %v", errno)
+	}
+	return int(n)
 }

@@ -146,9 +146,10 @@ func TestHoldDeployScript(t *testing.T) {
 }
 
 // TestHoldStaleTokenDoesNotPromote: a push with --token that does not hold
-// the lock, a released one or another's, uploads but never promotes or
-// activates, leaves no stage, says the lock is lost, and leaves the actual
-// holder alone.
+// the lock, a released one or another's, is refused in its first host
+// command, before anything is made or uploaded: it says that this is not
+// the token of this store's lock (naming the holder), never promotes or
+// activates, leaves no stage, and leaves the actual holder alone.
 func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})
@@ -164,11 +165,20 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 	refused := func(what, token, holder string) {
 		t.Helper()
 		r := c.run("push", v2, "--name", "app", "--activate", "--wait", "0", "--token", token)
-		if r.code != 1 || !strings.Contains(r.stderr, "lock lost") || strings.Contains(r.stdout, "promoted") {
-			t.Fatalf("%s: want exit 1, lock lost, nothing promoted: %s", what, r)
+		if r.code != 1 || !strings.Contains(r.stderr, token+" is not the token of this store's lock") ||
+			!strings.Contains(r.stderr, "nothing was done") || strings.Contains(r.stdout, "promoted") {
+			t.Fatalf("%s: want exit 1, not the token of this store's lock, nothing done: %s", what, r)
 		}
-		if holder != "" && !strings.Contains(r.stderr, "now held by") {
+		if holder != "" && !strings.Contains(r.stderr, "held by") {
 			t.Fatalf("%s: the error does not name the holder: %s", what, r)
+		}
+		j := c.run("--json", "push", v2, "--name", "app", "--wait", "0", "--token", token)
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(j.stdout), &obj); err != nil || j.code != 1 {
+			t.Fatalf("%s: --json: %v %s", what, err, j)
+		}
+		if obj["uploaded_bytes"] != 0.0 || obj["execs"] != 1.0 {
+			t.Fatalf("%s: uploaded %v bytes in %v host commands, want nothing in one", what, obj["uploaded_bytes"], obj["execs"])
 		}
 		runtimes, stages := runtimesIn(t, root)
 		if strings.Join(runtimes, " ") != id1 || len(stages) != 0 {
@@ -190,6 +200,12 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 	held := acquireHold(t, other, "-m", "someone else")
 	refused("released token, store held by another", stale, held)
 	refused("a token never issued", "0f0e0d0c-0b0a-4908-8706-050403020100", held)
+	// So do the other commands that take --token.
+	for _, args := range [][]string{{"run", "--wait", "0", "--token", stale, "--", "true"}, {"activate", id1, "--wait", "0", "--token", stale}} {
+		if r := c.run(args...); r.code != 1 || !strings.Contains(r.stderr, stale+" is not the token of this store's lock, which is held by") {
+			t.Fatalf("%s under a stale token: %s", args[0], r)
+		}
+	}
 
 	// An invalid token is a usage error and sends nothing.
 	if r := c.run("push", v2, "--name", "app", "--token", "not-a-token"); r.code != 2 || !strings.Contains(r.stderr, "is not a lock token") {

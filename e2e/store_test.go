@@ -661,3 +661,25 @@ func humanSize(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " B"
 }
+
+// TestBusyPromotionRemovesItsStage: a push whose promotion unpacked a tree
+// with a read-only directory and then found the lock held (--wait 0)
+// removes its whole stage, the directory it unpacked into with it: the
+// login is not root, and rm -rf alone cannot empty a read-only directory.
+func TestBusyPromotionRemovesItsStage(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c, other := newCLI(t, h, root), newCLI(t, h, root)
+	pushJSON(t, c, sourceTree(t, "1"), "--name", "app")
+	tok := acquireHold(t, other, "-m", "busy")
+	if r := c.run("push", sourceTree(t, "2"), "--name", "app", "--wait", "0"); r.code != 75 {
+		t.Fatalf("a push while the lock is held, --wait 0: %s", r)
+	}
+	if _, stages := runtimesIn(t, root); len(stages) != 0 {
+		t.Errorf("left stages %v", stages)
+	}
+	if r := other.run("lock", "release", "--token", tok); r.code != 0 {
+		t.Fatalf("release: %s", r)
+	}
+}

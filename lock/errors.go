@@ -21,6 +21,10 @@ var (
 	ErrNotStealable = errors.New("the lock is held and neither stale nor from a previous boot")
 	// ErrNotOwner: Break with force found a lock with another token.
 	ErrNotOwner = errors.New("the lock has another token")
+	// ErrNotHolder: a command under a manual hold found, before it did
+	// anything, that the hold's token is not this store's lock. See
+	// [NotHolderError].
+	ErrNotHolder = errors.New("not the token of this store's lock")
 	// ErrAbandoned: the host gave up because this client left or asked to
 	// stop before the lock was taken (or before the client confirmed it).
 	ErrAbandoned = errors.New("the host stopped waiting for the lock")
@@ -62,6 +66,25 @@ func (e *LostError) Error() string {
 	return "lock lost: now held by " + e.Holder.Describe()
 }
 func (e *LostError) Unwrap() error { return ErrLost }
+
+// NotHolderError is returned when a command under a manual hold (Lock.Hold,
+// hoist's --token) finds, in its first host command and before it does
+// anything, that the token is not the one of this store's lock: a token of
+// another store, a mistyped one, or a hold released or taken over long ago.
+// Nothing was done. A hold whose own lease ran out is a *LostError.
+type NotHolderError struct {
+	Token string
+	// Holder describes the lock as it is now, when there is one.
+	Holder State
+}
+
+func (e *NotHolderError) Error() string {
+	if !e.Holder.Locked {
+		return fmt.Sprintf("%s is not the token of this store's lock: the store is not locked", e.Token)
+	}
+	return fmt.Sprintf("%s is not the token of this store's lock, which is held by %s", e.Token, e.Holder.Describe())
+}
+func (e *NotHolderError) Unwrap() error { return ErrNotHolder }
 
 // HostError is an ERROR verdict: the host could not do what was asked, and
 // says so with a code (shellcmd.Op lists each operation's codes) and a

@@ -67,11 +67,26 @@ func (l *Lock) lostAs(record, mine string) *LostError {
 	return e
 }
 
+// lostUnder reads a LOST verdict of a command whose token was mine: under
+// a manual hold, before the command said it had the lock (the hold is
+// checked first, and nothing is done before), it means the hold's token is
+// not the store's lock, unless the record is the hold's own, whose lease
+// ran out.
+func (l *Lock) lostUnder(record, mine string, acquired bool) error {
+	e := l.lostAs(record, mine)
+	if l.Hold == "" || acquired || e.Expired {
+		return e
+	}
+	return &NotHolderError{Token: l.Hold, Holder: e.Holder}
+}
+
 // Err reads the lock's part of a reply to a fragment run with Under: a
 // *BusyError, ErrAbandoned, ErrNoStore, a *LostError (fencing found the lock
-// taken over, or the release did), a *HostError, or nil when the reply holds
-// none of them. A reply without any verdict is an error too, and one that
-// took the lock without saying it released it is an unknown outcome.
+// taken over, or the release did), a *NotHolderError (under a manual hold
+// whose token the store's lock did not have when the command began), a
+// *HostError, or nil when the reply holds none of them. A reply without any
+// verdict is an error too, and one that took the lock without saying it
+// released it is an unknown outcome.
 func (l *Lock) Err(r *remote.Reply, op string) error {
 	acquired, released, mine := false, false, l.Hold
 	for _, v := range r.Verdicts {
@@ -87,7 +102,7 @@ func (l *Lock) Err(r *remote.Reply, op string) error {
 		case shellcmd.NoStore:
 			return ErrNoStore
 		case shellcmd.Lost:
-			return l.lostAs(v.Field(0), mine)
+			return l.lostUnder(v.Field(0), mine, acquired)
 		case shellcmd.Error:
 			return hostError(v)
 		}

@@ -101,6 +101,7 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	}
 	out := &counter{w: orDiscard(opts.Stdout)}
 	errw := &counter{w: orDiscard(opts.Stderr)}
+	acquired := false
 
 	r, err := l.waiting(ctx, remote.Call{
 		Fragment: shellcmd.Render(shellcmd.OpRun, p),
@@ -108,6 +109,8 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		Stderr:   errw,
 	}, opts.Events, opts.Stop, func(v shellcmd.Verdict, _ *control) {
 		switch v.Verb {
+		case shellcmd.Acquired:
+			acquired = true
 		case shellcmd.Stolen:
 			s := l.state(v.Field(1), v.Field(0), v.Field(2))
 			res.Stolen = &s
@@ -165,7 +168,12 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	case shellcmd.Abandoned:
 		return res, ErrAbandoned
 	case shellcmd.Lost:
-		return res, res.Lost
+		err := l.lostUnder(v.Field(0), p.Token, acquired)
+		var nh *NotHolderError
+		if errors.As(err, &nh) {
+			res.Lost = nil // never had it, so not lost
+		}
+		return res, err
 	}
 	return res, l.failure("run", r)
 }

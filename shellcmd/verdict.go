@@ -74,7 +74,7 @@ var fieldCount = map[Verb]int{
 	Loaded: 0, FactsVerb: 8, NoStore: 0, Free: 0, Lock: 4, Debris: 1, Held: 2, Stolen: 3,
 	Busy: 2, Acquired: 1, Holding: 1, Abandoned: 0, Started: 0, Released: 0, Lost: 1,
 	NotHeld: 0, Exit: 1, Broken: 3, NotStale: 2, NotOwner: 2, Error: -1,
-	Present: 1, Stage: 2, Promoted: 1, Activated: 2, Corrupt: 1, Runtime: 5, History: 5, Listed: 0,
+	Present: 1, Stage: 2, Promoted: 1, Activated: 2, Corrupt: 1, Runtime: 6, History: 5, Listed: 0,
 	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
 	NoProc: 0, Dropped: 0, Have: 2, Resume: 3, Resumable: 1,
 	Refreshed: 1, Kept: 1, Fenced: 0, NoRun: 1, RunLine: 6, RunState: 5, Cut: 2,

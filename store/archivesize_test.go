@@ -3,6 +3,7 @@ package store
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +65,7 @@ func TestArchiveSizeIsWhatIsSent(t *testing.T) {
 		}
 		for _, pool := range []map[string]string{nil, {PoolName(someFile.Sum, someFile.Mode): "x/" + someFile.Path}} {
 			var sent bytes.Buffer
-			if err := a.writeTar(&sent, pool); err != nil {
+			if err := a.writeTar(context.Background(), &sent, pool); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
 			got, err := a.archiveSize(pool)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,6 +39,9 @@ type Entry struct {
 	seen digested
 	// cached: the digest came from the digest cache, not from reading.
 	cached bool
+	// untimed: the file's file system keeps no change time, so its
+	// identity cannot tell it unchanged: the upload hashes it again.
+	untimed bool
 	// implied marks a directory the artifact holds things in but does not
 	// describe (an archive made from a list of files); hoist adds it 0755.
 	implied bool
@@ -72,6 +76,8 @@ type Artifact struct {
 	spool      string // the temporary file a stream was copied to; Close removes it
 	dir        bool
 	keepSetuid bool
+	maxSize    int64 // OpenOptions.MaxSize
+	claimed    int64 // the files' sizes counted so far (claim)
 }
 
 // OpenOptions says how to read an artifact.
@@ -82,6 +88,14 @@ type OpenOptions struct {
 	// a runtime pushed by one login should not hand its privileges to
 	// whoever can run the runtime's programs on the host.
 	KeepSetuid bool
+	// NoCache hashes every file of a directory, without taking a digest
+	// from the digest cache (which is then written anew).
+	NoCache bool
+	// MaxSize bounds the runtime's size, the sum of its files' sizes as
+	// the artifact declares them (a sparse file's logical size): a file
+	// that would pass it is refused before it is read. Zero means
+	// DefaultMaxSize.
+	MaxSize int64
 }
 
 // ID is the runtime id: "<name>-<first 12 hex digits of the digest>".
@@ -125,11 +139,12 @@ func DefaultName(source string) string {
 // bytes), validates every entry and computes the digest. name may be empty
 // to derive it.
 func Open(source, name string) (*Artifact, error) {
-	return OpenWith(source, OpenOptions{Name: name})
+	return OpenWith(context.Background(), source, OpenOptions{Name: name})
 }
 
-// OpenWith is Open with options.
-func OpenWith(source string, o OpenOptions) (*Artifact, error) {
+// OpenWith is Open with options. Reading and hashing stop as soon as ctx
+// is done, with its error.
+func OpenWith(ctx context.Context, source string, o OpenOptions) (*Artifact, error) {
 	name := o.Name
 	if name == "" {
 		name = DefaultName(source)
@@ -148,11 +163,11 @@ func OpenWith(source string, o OpenOptions) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Artifact{Source: source, Name: name, root: root, dir: fi.IsDir(), keepSetuid: o.KeepSetuid}
+	a := &Artifact{Source: source, Name: name, root: root, dir: fi.IsDir(), keepSetuid: o.KeepSetuid, maxSize: o.MaxSize}
 	if a.dir {
-		err = a.walkDir()
+		err = a.walkDir(ctx, o.NoCache)
 	} else {
-		err = a.readArchive(nil)
+		err = a.readArchive(ctx, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -170,8 +185,8 @@ func checkName(name string) error {
 	return nil
 }
 
-func (a *Artifact) walkDir() error {
-	cache := openDigestCache(a.root)
+func (a *Artifact) walkDir(ctx context.Context, noCache bool) error {
+	cache := openDigestCache(a.root, noCache)
 	seen := map[string]bool{}
 	err := filepath.WalkDir(a.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -195,7 +210,10 @@ func (a *Artifact) walkDir() error {
 			e.Type = 'd'
 		case info.Mode().IsRegular():
 			e.Type = 'f'
-			if err := a.digestFile(p, info, &e, cache, seen); err != nil {
+			if err := a.claim(e.Path, info.Size()); err != nil {
+				return err
+			}
+			if err := a.digestFile(ctx, p, info, &e, cache, seen); err != nil {
 				return err
 			}
 		case info.Mode()&fs.ModeSymlink != 0:
@@ -220,11 +238,16 @@ func (a *Artifact) walkDir() error {
 
 // digestFile gives e, the file at p, its size and digest: from the cache
 // when the file is as it was when it was last hashed, else by reading it.
-func (a *Artifact) digestFile(p string, info fs.FileInfo, e *Entry, cache *digestCache, seen map[string]bool) error {
+// A file on a file system that keeps no change time is always read, and
+// read again by the upload.
+func (a *Artifact) digestFile(ctx context.Context, p string, info fs.FileInfo, e *Entry, cache *digestCache, seen map[string]bool) error {
 	id, ok := idOf(info)
+	if ok && !cache.keepsTime(p, id.Dev) {
+		ok, e.untimed = false, true
+	}
 	if !ok {
 		var err error
-		e.Size, e.Sum, err = hashFile(p)
+		e.Size, e.Sum, err = hashFile(ctx, p)
 		return err
 	}
 	seen[e.Path] = true
@@ -235,7 +258,7 @@ func (a *Artifact) digestFile(p string, info fs.FileInfo, e *Entry, cache *diges
 	}
 	at := time.Now()
 	var err error
-	if e.Size, e.Sum, err = hashFile(p); err != nil {
+	if e.Size, e.Sum, err = hashFile(ctx, p); err != nil {
 		return err
 	}
 	e.seen = digested{ID: id, Sum: hex.EncodeToString(e.Sum[:]), At: at.UnixNano()}
@@ -378,7 +401,7 @@ func (a *Artifact) shareable() string {
 	return b.String()
 }
 
-func hashFile(p string) (int64, [32]byte, error) {
+func hashFile(ctx context.Context, p string) (int64, [32]byte, error) {
 	var sum [32]byte
 	f, err := os.Open(p)
 	if err != nil {
@@ -386,7 +409,7 @@ func hashFile(p string) (int64, [32]byte, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	copy(sum[:], h.Sum(nil))
 	return n, sum, err
 }

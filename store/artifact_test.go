@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -402,7 +403,7 @@ func TestSetuidIsStrippedByDefault(t *testing.T) {
 // and the archive, and the archive can be written again from the source.
 func TestKeepSetuidKeepsTheBits(t *testing.T) {
 	p := setuidTarball(t, 0o4755, 0o2711, 0o2775)
-	a, err := OpenWith(p, OpenOptions{Name: "rt", KeepSetuid: true})
+	a, err := OpenWith(context.Background(), p, OpenOptions{Name: "rt", KeepSetuid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,7 +626,7 @@ func TestOpenReaderSpoolsTheStream(t *testing.T) {
 		if f != formatTar {
 			b = compress(t, f, plain)
 		}
-		s, err := OpenReader(bytes.NewReader(b), OpenOptions{Name: "rt"})
+		s, err := OpenReader(context.Background(), bytes.NewReader(b), OpenOptions{Name: "rt"})
 		if err != nil {
 			t.Fatalf("format %d: %v", f, err)
 		}
@@ -646,7 +647,7 @@ func TestOpenReaderSpoolsTheStream(t *testing.T) {
 		}
 		left("after Close")
 	}
-	if _, err := OpenReader(bytes.NewReader(plain), OpenOptions{}); !errors.Is(err, ErrNeedName) || err.Error() != "a stream has no file name: give --name" {
+	if _, err := OpenReader(context.Background(), bytes.NewReader(plain), OpenOptions{}); !errors.Is(err, ErrNeedName) || err.Error() != "a stream has no file name: give --name" {
 		t.Errorf("no name: %v", err)
 	}
 	for what, b := range map[string][]byte{
@@ -655,7 +656,7 @@ func TestOpenReaderSpoolsTheStream(t *testing.T) {
 		"junk":  []byte("\x00\x01\x02junk"),
 		"empty": nil,
 	} {
-		_, err := OpenReader(bytes.NewReader(b), OpenOptions{Name: "rt"})
+		_, err := OpenReader(context.Background(), bytes.NewReader(b), OpenOptions{Name: "rt"})
 		if !errors.Is(err, ErrArtifact) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v", what, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,11 +65,18 @@ func (d digested) trusted(id fileID) bool {
 // changed, or changed too close to its hashing, is hashed again; and the
 // upload hashes what it sends of a file whose digest came from here, so a
 // wrong entry stops a push rather than installing a tree that does not
-// match its id.
+// match its id. That check cannot see a file the host already holds (it
+// is copied there, not sent) nor a tree already present, so the cache is
+// used only where it can be right: a cache file that is the user's and
+// nobody else may write, and files on a file system that keeps a real
+// change time (changeTimeKept).
 type digestCache struct {
 	path    string
 	entries map[string]digested // by slash path in the tree
 	changed bool
+	// timed says, by device, whether its file system keeps a real
+	// change time: only then does a file's identity tell it unchanged.
+	timed map[uint64]bool
 }
 
 // cachePath is where the digests of the directory root are kept, or "".
@@ -92,15 +100,16 @@ func forgetDigests(root string) {
 	}
 }
 
-// openDigestCache reads the cache of the directory root; with no usable
-// cache directory it is empty and never saved.
-func openDigestCache(root string) *digestCache {
-	c := &digestCache{entries: map[string]digested{}, path: cachePath(root)}
-	if c.path == "" {
+// openDigestCache reads the cache of the directory root, unless ignore
+// (push --no-cache: every file is hashed, and the cache written anew); with
+// no usable cache directory it is empty and never saved.
+func openDigestCache(root string, ignore bool) *digestCache {
+	c := &digestCache{entries: map[string]digested{}, path: cachePath(root), timed: map[uint64]bool{}}
+	if c.path == "" || ignore {
 		return c
 	}
 	abs, _ := filepath.Abs(root)
-	if b, err := os.ReadFile(c.path); err == nil {
+	if b, ok := readOwn(c.path); ok {
 		var saved struct {
 			Root    string
 			Entries map[string]digested
@@ -110,6 +119,38 @@ func openDigestCache(root string) *digestCache {
 		}
 	}
 	return c
+}
+
+// readOwn reads the file at p if it is a plain file of the user's that
+// nobody else may write, as the file opened shows it (not a link, not
+// swapped between a look and the read): whoever else could write it could
+// give any file any digest.
+func readOwn(p string) ([]byte, bool) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+		return nil, false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return nil, false
+	}
+	b, err := io.ReadAll(f)
+	return b, err == nil
+}
+
+// keepsTime reports whether the file at p, on device dev, is on a file
+// system that keeps a real change time; asked once per device.
+func (c *digestCache) keepsTime(p string, dev uint64) bool {
+	kept, ok := c.timed[dev]
+	if !ok {
+		kept = changeTimeKept(p)
+		c.timed[dev] = kept
+	}
+	return kept
 }
 
 // lookup returns the digest of the file at rel, now id, if the cache has one.

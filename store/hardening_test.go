@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -287,6 +288,65 @@ func TestGCSweepsAnOldStage(t *testing.T) {
 		t.Errorf("swept %v, want the stage", res.Swept)
 	}
 	if m, _ := filepath.Glob(filepath.Join(rt, ".[st][tr]a*")); len(m) != 0 {
+		t.Errorf("left: %v", m)
+	}
+}
+
+// TestResumedStageInstallsOnlyTheArtifact: what a kept stage holds besides
+// the upload (a tree/ with files of its own, a mark and a digest file that
+// are links) never reaches the runtime, nor is written through: the
+// promotion unpacks into a directory it made itself. The runtime holds
+// exactly the artifact's entries.
+func TestResumedStageInstallsOnlyTheArtifact(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	a := artifact(t, "app", "1")
+	stop := make(chan struct{})
+	var once sync.Once
+	// The upload's first read waits until the stop has cancelled it.
+	halt := func(int64, int64) {
+		once.Do(func() {
+			close(stop)
+			time.Sleep(500 * time.Millisecond)
+		})
+	}
+	if _, err := s.Push(ctx, a, store.PushOptions{Stop: stop, Progress: halt}); !errors.Is(err, store.ErrStopped) {
+		t.Fatalf("a push stopped in its upload: %v", err)
+	}
+	stages, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*"))
+	if len(stages) != 1 {
+		t.Fatalf("stages kept: %v", stages)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	os.MkdirAll(filepath.Join(stages[0], "tree", "extra"), 0o755)
+	os.WriteFile(filepath.Join(stages[0], "tree", "extra", "planted"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(stages[0], "tree", "planted"), []byte("x"), 0o755)
+	os.Symlink(victim, filepath.Join(stages[0], "mark"))
+	os.Symlink(victim, filepath.Join(stages[0], "sum"))
+	r, err := s.Push(ctx, a, store.PushOptions{})
+	if err != nil || !r.Promoted {
+		t.Fatalf("the push that resumes the stage: %+v %v", r, err)
+	}
+	var got []string
+	rt := filepath.Join(root, "runtimes", a.ID())
+	filepath.WalkDir(rt, func(p string, _ os.DirEntry, err error) error {
+		if rel, _ := filepath.Rel(rt, p); rel != "." {
+			got = append(got, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	var want []string
+	for _, e := range a.Entries {
+		want = append(want, e.Path)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the runtime holds %v, the artifact %v", got, want)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("a link in the stage was written through: %q", b)
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*")); len(m) != 0 {
 		t.Errorf("left: %v", m)
 	}
 }

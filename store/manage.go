@@ -21,10 +21,15 @@ type Runtime struct {
 	Current  bool
 	Previous bool
 	Pinned   bool
+	// order is its place among the store's promotions, newest highest:
+	// promotions within one second (or after the host's clock was set
+	// back) are told apart by it, as Promoted cannot.
+	order int64
 }
 
-// List returns the runtimes hoist promoted, newest first. It changes
-// nothing; a missing store is an empty list.
+// List returns the runtimes hoist promoted, newest first: in the order the
+// host promoted them, which each promotion records under the lock. It
+// changes nothing; a missing store is an empty list.
 func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 	rts, _, err := s.list(ctx)
 	return rts, err
@@ -44,7 +49,8 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
 		size, _ := strconv.ParseInt(v.Field(2), 10, 64)
 		flags := v.Field(3)
-		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(4)}
+		order, _ := strconv.ParseInt(v.Field(4), 10, 64)
+		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(5), order: order}
 		for _, f := range flags {
 			switch f {
 			case 'c':
@@ -60,8 +66,8 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	switch r.Last().Verb {
 	case shellcmd.Listed, shellcmd.NoStore:
 		sort.SliceStable(out, func(i, j int) bool {
-			if !out[i].Promoted.Equal(out[j].Promoted) {
-				return out[i].Promoted.After(out[j].Promoted)
+			if out[i].order != out[j].order {
+				return out[i].order > out[j].order
 			}
 			return out[i].ID < out[j].ID
 		})

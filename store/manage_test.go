@@ -3,9 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -206,4 +208,68 @@ func TestPinNeverWritesThroughALink(t *testing.T) {
 	if fi, err := os.Lstat(filepath.Join(pins, a.ID())); err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("the pin: %v %v", fi, err)
 	}
+}
+
+// TestNewestIsTheLastPromoted: runtimes of one name promoted within the
+// same second are listed in the order they were promoted, newest first;
+// the name resolves to the last one, and gc keeps it as the newest. A mark
+// an earlier version wrote (no order) counts by its promotion time, even
+// when that is ahead of the host's clock: a promotion after it is newer.
+func TestNewestIsTheLastPromoted(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	var pushed []string
+	for i := range 8 {
+		a := artifact(t, "app", strconv.Itoa(i))
+		if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pushed = append(pushed, a.ID())
+	}
+	rts, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, rt := range rts {
+		listed = append(listed, rt.ID)
+	}
+	newest := slices.Clone(pushed)
+	slices.Reverse(newest)
+	if !slices.Equal(listed, newest) {
+		t.Errorf("list:\n%v\npushed, newest first:\n%v", listed, newest)
+	}
+	if id, err := s.Resolve(ctx, "app"); err != nil || id != pushed[len(pushed)-1] {
+		t.Errorf("app resolves to %s (%v), want the last pushed, %s", id, err, pushed[len(pushed)-1])
+	}
+	g, err := s.GC(ctx, 1, true, lock.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sorted(g.Deleted), sorted(newest[1:])) {
+		t.Errorf("gc --keep 1 would delete %v, want all but %s", g.Deleted, pushed[len(pushed)-1])
+	}
+
+	// An earlier version's mark, promoted an hour ahead of this clock.
+	old := artifact(t, "app", "old")
+	if _, err := s.Push(ctx, old, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeMeta(t, root, old.ID(), fmt.Sprintf("name=app\nsize=3\npromoted=%d\ndigest=%s\n", time.Now().Add(time.Hour).Unix(), old.Digest))
+	if id, _ := s.Resolve(ctx, "app"); id != old.ID() {
+		t.Errorf("app resolves to %s, want the mark promoted latest, %s", id, old.ID())
+	}
+	after := artifact(t, "app", "after")
+	if _, err := s.Push(ctx, after, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := s.Resolve(ctx, "app"); id != after.ID() {
+		t.Errorf("app resolves to %s, want %s, promoted after the earlier version's mark", id, after.ID())
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

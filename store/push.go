@@ -314,7 +314,7 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	pr, pw := io.Pipe()
 	tarDone := make(chan error, 1)
 	go func() {
-		err := a.writeTar(pw, st.pool)
+		err := a.writeTar(ctx, pw, st.pool)
 		tarDone <- err
 		pw.CloseWithError(err)
 	}()

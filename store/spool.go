@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,26 +18,33 @@ const streamSource = "-"
 
 // OpenReader reads an artifact from a stream (push -): a tar, plain or
 // compressed with gzip, xz or zstd. A zip is refused: its directory is at
-// its end, so it cannot be read as it arrives. o.Name is required.
+// its end, so it cannot be read as it arrives. o.Name is required. Once
+// ctx is done it returns its error at once, also while a read of r blocks
+// (a producer that stalled); that read is left to end by itself.
 //
 // The stream is copied into a private temporary file (mode 0600, in
 // os.TempDir()), since WriteTar reads the artifact again, once per host; so
 // there must be room for the archive there. The caller must Close the
 // artifact to remove that file: defer it as soon as OpenReader succeeds.
 // On error nothing is left behind.
-func OpenReader(r io.Reader, o OpenOptions) (*Artifact, error) {
+func OpenReader(ctx context.Context, r io.Reader, o OpenOptions) (*Artifact, error) {
 	if o.Name == "" {
 		return nil, ErrNeedName
 	}
 	if err := checkName(o.Name); err != nil {
 		return nil, err
 	}
-	a := &Artifact{Source: streamSource, Name: o.Name, keepSetuid: o.KeepSetuid}
+	a := &Artifact{Source: streamSource, Name: o.Name, keepSetuid: o.KeepSetuid, maxSize: o.MaxSize}
+	r, stop := cancelable(ctx, r)
+	defer stop()
 	// The format is told before anything is copied: a zip, or something
 	// that is no archive, is refused without reading it all first.
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, err := br.Peek(blockSize)
 	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("reading standard input: %w", err)
 	}
 	switch {
@@ -51,7 +59,7 @@ func OpenReader(r io.Reader, o OpenOptions) (*Artifact, error) {
 		a.Close()
 		return nil, err
 	}
-	if err := a.readArchive(nil); err != nil {
+	if err := a.readArchive(ctx, nil); err != nil {
 		a.Close()
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -36,7 +37,7 @@ const blockSize = 512 // a tar block
 // readArchive reads an archive file's entries, in whichever format its
 // first bytes say; with w set it also writes each validated entry to w (the
 // second pass, when uploading).
-func (a *Artifact) readArchive(w *packer) error {
+func (a *Artifact) readArchive(ctx context.Context, w *packer) error {
 	f, err := os.Open(a.root)
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func (a *Artifact) readArchive(w *packer) error {
 	case ft == formatUnknown:
 		return a.unsupported()
 	case ft == formatZip:
-		return a.readZip(f, fi.Size(), w)
+		return a.readZip(ctx, f, fi.Size(), w)
 	case ft == formatXz && !xzEnded(f, fi.Size()):
 		return a.damaged(fmt.Errorf("no xz stream footer at its end: %w", io.ErrUnexpectedEOF))
 	}
@@ -68,13 +69,14 @@ func (a *Artifact) readArchive(w *packer) error {
 		return a.damaged(err)
 	}
 	defer done()
-	return a.readTar(r, ft != formatTar, w)
+	return a.readTar(ctx, r, ft != formatTar, w)
 }
 
 // readTar reads a tar stream's entries, and writes them to w if set.
 // compressed says the stream is decoded, and the rest of the compressed
 // stream is read too.
-func (a *Artifact) readTar(r io.Reader, compressed bool, w *packer) error {
+func (a *Artifact) readTar(ctx context.Context, r io.Reader, compressed bool, w *packer) error {
+	r = ctxReader{ctx, r}
 	cr := &countingReader{r: r}
 	tr := tar.NewReader(cr)
 	files := map[string]Entry{}
@@ -87,12 +89,14 @@ func (a *Artifact) readTar(r io.Reader, compressed bool, w *packer) error {
 		if err != nil {
 			return a.damaged(err)
 		}
-		if err := a.tarEntry(h, tr, files, w); err != nil {
+		// A sparse entry's holes read as zeros from tr, not from r.
+		body := ctxReader{ctx, tr}
+		if err := a.tarEntry(h, body, files, w); err != nil {
 			return err
 		}
 		// Whatever of the entry is left unread goes now, so that the
 		// count says where it ends: entries start on block boundaries.
-		if _, err := io.Copy(io.Discard, tr); err != nil {
+		if _, err := io.Copy(io.Discard, body); err != nil {
 			return a.damaged(err)
 		}
 		end = (cr.n + blockSize - 1) / blockSize * blockSize
@@ -130,9 +134,14 @@ func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry,
 	case tar.TypeDir:
 		e.Type = 'd'
 	// archive/tar reports old-style regular files as TypeReg too, and
-	// reads a GNU sparse file's holes as zeros: its size is the logical one.
+	// reads a sparse file's holes as zeros: its size is the logical one,
+	// holes included, which is what it counts against the limit, and what
+	// the host receives (a full file).
 	case tar.TypeReg, tar.TypeGNUSparse:
 		e.Type, e.Size = 'f', h.Size
+		if err := a.claim(p, h.Size); err != nil {
+			return err
+		}
 	case tar.TypeSymlink:
 		e.Type, e.Target = 'l', h.Linkname
 	case tar.TypeLink:
@@ -145,6 +154,9 @@ func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry,
 			return fmt.Errorf("%w: %s is a hard link to %s, which is not a file before it in the archive", ErrArtifact, p, h.Linkname)
 		}
 		e.Type, e.Size, e.Sum, e.link, e.Mode = 'f', first.Size, first.Sum, lp, first.Mode
+		if err := a.claim(p, e.Size); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("%w: %s is not a file, directory or symlink (tar type %q)", ErrArtifact, p, h.Typeflag)
 	}
@@ -238,26 +250,26 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // line each, for the host to apply after extraction. The source is read
 // again, and a source that changed since Open is an error rather than a
 // runtime that does not match its id.
-func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(w, nil) }
+func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(context.Background(), w, nil) }
 
 // writeTar is WriteTar with files the host has already: a file whose
 // PoolName (content digest and mode) is in pool travels as a hard link to
 // its copy in the stage, pool/<path>, which the host verified (h_pool),
 // instead of its bytes. The archive also lists every file's digest, mode
 // and path in its "files" entry, for later pushes to find.
-func (a *Artifact) writeTar(w io.Writer, pool map[string]string) error {
+func (a *Artifact) writeTar(ctx context.Context, w io.Writer, pool map[string]string) error {
 	pk := newPacker(w, a.Entries)
 	pk.pool = pool
 	if err := pk.put(pk.treeHeader()); err != nil {
 		return err
 	}
 	if a.dir {
-		if err := a.writeDir(pk); err != nil {
+		if err := a.writeDir(ctx, pk); err != nil {
 			return err
 		}
 	} else {
-		again := &Artifact{Source: a.Source, Name: a.Name, root: a.root, keepSetuid: a.keepSetuid}
-		if err := again.readArchive(pk); err != nil {
+		again := &Artifact{Source: a.Source, Name: a.Name, root: a.root, keepSetuid: a.keepSetuid, maxSize: a.maxSize}
+		if err := again.readArchive(ctx, pk); err != nil {
 			return err
 		}
 		if err := again.finish(); err != nil || again.Digest != a.Digest {
@@ -429,7 +441,7 @@ func (pk *packer) close() error {
 	return pk.tw.Close()
 }
 
-func (a *Artifact) writeDir(pk *packer) error {
+func (a *Artifact) writeDir(ctx context.Context, pk *packer) error {
 	for _, e := range a.Entries {
 		p := filepath.Join(a.root, filepath.FromSlash(e.Path))
 		// Times as Open saw them: the same archive every time, which a
@@ -446,7 +458,7 @@ func (a *Artifact) writeDir(pk *packer) error {
 		if e.Type != 'f' || pk.linked {
 			continue
 		}
-		if err := writeFile(pk, p, e); err != nil {
+		if err := writeFile(ctx, pk, p, e); err != nil {
 			if e.cached {
 				// The cache said what the file is not: the next push
 				// hashes the tree again.
@@ -460,23 +472,25 @@ func (a *Artifact) writeDir(pk *packer) error {
 
 // writeFile writes the file at p, Open's e, into the archive. A file Open
 // hashed, and that is still what it was then (its identity, and times
-// clearly before the hashing), is sent as it is read; any other (its digest
-// came from the cache, or it may have changed) is hashed as it is sent. A
+// clearly before the hashing, on a file system that keeps a change time),
+// is sent as it is read; any other (its digest came from the cache, its
+// identity cannot tell, or it may have changed) is hashed as it is sent. A
 // file that changed since Open stops the push.
-func writeFile(w io.Writer, p string, e Entry) error {
+func writeFile(ctx context.Context, w io.Writer, p string, e Entry) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	r := io.LimitReader(ctxReader{ctx, f}, e.Size)
 	changed := fmt.Errorf("%s changed while it was being read; push again", p)
 	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
 	id, ok := idOf(fi)
-	if ok && !e.cached && e.seen.trusted(id) {
-		if n, err := io.Copy(w, io.LimitReader(f, e.Size)); err != nil || n != e.Size {
+	if ok && !e.cached && !e.untimed && e.seen.trusted(id) {
+		if n, err := io.Copy(w, r); err != nil || n != e.Size {
 			return cmp.Or(err, changed)
 		}
 		if fi, err = f.Stat(); err != nil {
@@ -488,7 +502,7 @@ func writeFile(w io.Writer, p string, e Entry) error {
 		return nil
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, e.Size))
+	n, err := io.Copy(io.MultiWriter(w, h), r)
 	if err != nil {
 		return err
 	}

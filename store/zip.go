@@ -2,6 +2,7 @@ package store
 
 import (
 	"archive/zip"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ const (
 // readZip reads a zip archive's entries, and writes each validated entry to
 // w if set, as readTar does a tar's. archive/zip reads Zip64 and data
 // descriptors, and checks each entry's size and CRC at its end.
-func (a *Artifact) readZip(f *os.File, size int64, w *packer) error {
+func (a *Artifact) readZip(ctx context.Context, f *os.File, size int64, w *packer) error {
 	zr, err := zip.NewReader(f, size)
 	// With GODEBUG=zipinsecurepath=0 archive/zip reports names like "../x"
 	// by itself; cleanPath refuses them below, naming the entry.
@@ -39,7 +40,7 @@ func (a *Artifact) readZip(f *os.File, size int64, w *packer) error {
 		return a.damaged(err)
 	}
 	for _, zf := range zr.File {
-		if err := a.zipEntry(zf, w); err != nil {
+		if err := a.zipEntry(ctx, zf, w); err != nil {
 			return err
 		}
 	}
@@ -47,7 +48,7 @@ func (a *Artifact) readZip(f *os.File, size int64, w *packer) error {
 }
 
 // zipEntry reads one zip entry into a.Entries, and writes it to w if set.
-func (a *Artifact) zipEntry(zf *zip.File, w *packer) error {
+func (a *Artifact) zipEntry(ctx context.Context, zf *zip.File, w *packer) error {
 	p, err := cleanPath(zf.Name)
 	if err != nil || p == "." {
 		return err
@@ -60,7 +61,7 @@ func (a *Artifact) zipEntry(zf *zip.File, w *packer) error {
 	switch {
 	case typ == sIFLNK:
 		e.Type = 'l'
-		if e.Target, err = a.zipTarget(zf); err != nil {
+		if e.Target, err = a.zipTarget(ctx, zf); err != nil {
 			return err
 		}
 	case typ != sIFDIR && typ != sIFREG && typ != 0:
@@ -71,6 +72,10 @@ func (a *Artifact) zipEntry(zf *zip.File, w *packer) error {
 		e.Type, e.Size = 'f', int64(zf.UncompressedSize64)
 		if e.Size < 0 {
 			return a.damaged(fmt.Errorf("%s: %w", p, zip.ErrFormat))
+		}
+		// archive/zip reads no more than the size declared.
+		if err := a.claim(p, e.Size); err != nil {
+			return err
 		}
 	}
 	a.settle(&e)
@@ -89,7 +94,7 @@ func (a *Artifact) zipEntry(zf *zip.File, w *packer) error {
 		if w != nil && !w.linked {
 			body = io.MultiWriter(hw, w)
 		}
-		if _, err := copyEntry(body, zf, math.MaxInt64); err != nil {
+		if _, err := copyEntry(ctx, body, zf, math.MaxInt64); err != nil {
 			return a.damaged(fmt.Errorf("%s: %w", p, err))
 		}
 		copy(e.Sum[:], hw.Sum(nil))
@@ -118,9 +123,9 @@ func zipMode(zf *zip.File) (perm, typ uint32) {
 // stops past the longest target a link can have (checkLinks refuses that),
 // so a huge "link" is not read whole; a shorter one is read to its end,
 // where archive/zip checks its CRC.
-func (a *Artifact) zipTarget(zf *zip.File) (string, error) {
+func (a *Artifact) zipTarget(ctx context.Context, zf *zip.File) (string, error) {
 	var b strings.Builder
-	if _, err := copyEntry(&b, zf, maxTarget+1); err != nil {
+	if _, err := copyEntry(ctx, &b, zf, maxTarget+1); err != nil {
 		return "", a.damaged(fmt.Errorf("%s: %w", zf.Name, err))
 	}
 	return b.String(), nil
@@ -128,11 +133,11 @@ func (a *Artifact) zipTarget(zf *zip.File) (string, error) {
 
 // copyEntry copies at most limit bytes of an entry's contents to w; a
 // failure of the decompressor is the archive's fault (codecError).
-func copyEntry(w io.Writer, zf *zip.File, limit int64) (int64, error) {
+func copyEntry(ctx context.Context, w io.Writer, zf *zip.File, limit int64) (int64, error) {
 	rc, err := zf.Open()
 	if err != nil {
 		return 0, err
 	}
 	defer rc.Close()
-	return io.Copy(w, io.LimitReader(&codecReader{rc}, limit))
+	return io.Copy(w, io.LimitReader(ctxReader{ctx, &codecReader{rc}}, limit))
 }

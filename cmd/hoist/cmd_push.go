@@ -17,12 +17,14 @@ type pushOptions struct {
 	name       string
 	activate   bool
 	keepSetuid bool
+	noCache    bool
+	maxSize    int64
 	wait       time.Duration
 	streams    int
 }
 
 func (a *app) pushCommand() *cobra.Command {
-	o := pushOptions{wait: defaultWait}
+	o := pushOptions{wait: defaultWait, maxSize: store.DefaultMaxSize}
 	c := &cobra.Command{
 		Use:   "push ARTIFACT|-",
 		Short: "install a directory, an archive or a tar on stdin as a runtime",
@@ -44,6 +46,8 @@ the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 	f.StringVarP(&o.name, "name", "n", "", "runtime `NAME` (default: the artifact's file name without its extension)")
 	f.BoolVar(&o.activate, "activate", false, "switch current to the runtime once it is in place")
 	f.BoolVar(&o.keepSetuid, "keep-setuid", false, "keep setuid and setgid bits (stripped by default)")
+	f.BoolVar(&o.noCache, "no-cache", false, "hash every file of a directory, without the digests kept from earlier pushes")
+	f.Var(sizeValue{&o.maxSize}, "max-size", "refuse a runtime whose files come to more than `SIZE`, before reading them (K, M, G, T: binary units)")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
 	f.IntVar(&o.streams, "streams", 0, "upload over `N` SFTP channels at once, 1 to 8 (default: from the artifact's size and the measured round trip)")
 	return a.holdFlag(c)
@@ -56,21 +60,30 @@ func (a *app) push(source string, o pushOptions) error {
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
-	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid}
+	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache, MaxSize: o.maxSize}
+	if source == "-" && o.name == "" {
+		return usageErr("push -: a stream has no file name; give --name")
+	}
+	// Reading and hashing the artifact may take long (a large tree, a
+	// slow disk): a signal stops it at once.
 	var art *store.Artifact
-	var err error
-	if source == "-" {
-		if o.name == "" {
-			return usageErr("push -: a stream has no file name; give --name")
+	err := a.untilSignal(func(ctx context.Context) (err error) {
+		if source == "-" {
+			art, err = store.OpenReader(ctx, os.Stdin, opts)
+		} else {
+			art, err = store.OpenWith(ctx, source, opts)
 		}
-		art, err = store.OpenReader(os.Stdin, opts)
-	} else {
-		art, err = store.OpenWith(source, opts)
+		return err
+	})
+	if art != nil {
+		defer art.Close()
+	}
+	if s := a.caught(); s != nil {
+		return fmt.Errorf("%s: stopped while it was being read (signal: %v); nothing was sent to any host", source, s)
 	}
 	if err != nil {
 		return fmt.Errorf("%w; nothing was sent to any host", err)
 	}
-	defer art.Close()
 	a.log.Debug("artifact", "id", art.ID(), "entries", len(art.Entries), "bytes", art.Size, "digest", art.Digest)
 	if len(art.Stripped) > 0 {
 		a.note("%s: setuid and setgid removed from %s (push --keep-setuid keeps them)", source, listOrNone(art.Stripped))

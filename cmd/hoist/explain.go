@@ -21,6 +21,8 @@ func explain(err error) string {
 		return fmt.Sprintf("%v; the host may still be acting on it and releases the lock by itself; check with hoist lock status", err)
 	case errors.As(err, &busy):
 		return fmt.Sprintf("%v; wait longer with --wait, or see hoist lock status", err)
+	case errors.Is(err, lock.ErrNotHolder):
+		return err.Error() + "; nothing was done: check the token given with --token or HOIST_LOCK_TOKEN (hoist lock status shows the holder's)"
 	case errors.As(err, &lost) && lost.Expired:
 		return fmt.Sprintf("%v; nothing more was done under it: acquire the lock again", err)
 	case errors.As(err, &lost) && !lost.Holder.Locked:

@@ -39,3 +39,29 @@ func (a *app) caught() os.Signal {
 	defer a.mu.Unlock()
 	return a.signal
 }
+
+// untilSignal runs fn with a context that the first SIGINT, SIGTERM or
+// SIGHUP cancels at once, and that decides the exit status: for a step
+// that has nothing on a host to stop first (reading and hashing the
+// artifact). It returns once nothing listens for signals any more, so one
+// that comes later is the next step's.
+func (a *app) untilSignal(fn func(ctx context.Context) error) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+		case s := <-a.signals:
+			a.mu.Lock()
+			a.signal = s
+			a.mu.Unlock()
+			cancel()
+		}
+	}()
+	err := fn(ctx)
+	cancel()
+	<-done
+	return err
+}

@@ -211,3 +211,46 @@ func (v leaseValue) String() string {
 }
 
 func (v leaseValue) Type() string { return "D" }
+
+// sizeValue is a size in bytes: a whole number, or one with K, M, G or T
+// (binary: 1 K is 1024 bytes; KiB, MiB, GiB and TiB mean the same).
+type sizeValue struct{ p *int64 }
+
+func (v sizeValue) Set(s string) error {
+	n, err := parseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.p = n
+	return nil
+}
+
+// String is the size in the largest unit that divides it, as Set takes it.
+func (v sizeValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	n := *v.p
+	for _, u := range []string{"", "K", "M", "G", "T"} {
+		if u == "T" || n == 0 || n%1024 != 0 {
+			return strconv.FormatInt(n, 10) + u
+		}
+		n /= 1024
+	}
+	return ""
+}
+
+func (v sizeValue) Type() string { return "SIZE" }
+
+func parseSize(s string) (int64, error) {
+	bad := fmt.Errorf("want a size in bytes, or with K, M, G or T (KiB, MiB, GiB, TiB), as 500M or 64G")
+	num := strings.TrimRight(s, "KMGTkmgtiBb")
+	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(s[len(num):], "B"), "b"))
+	shift := map[string]uint{"": 0, "K": 10, "KI": 10, "M": 20, "MI": 20, "G": 30, "GI": 30, "T": 40, "TI": 40}
+	sh, ok := shift[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || n <= 0 || n > math.MaxInt64>>sh {
+		return 0, bad
+	}
+	return n << sh, nil
+}

@@ -95,7 +95,7 @@ h_op_gc() {
 	rm -rf "$h_scr"
 }
 
-# h_gc_collect: h_all, the marked runtimes newest first ("promoted id"
+# h_gc_collect: h_all, the marked runtimes newest first ("order id"
 # lines); h_unmarked, store entries without a mark; h_stages, leftovers with
 # hoist's names. A mark whose runtime is missing (a promotion cut short
 # before its rename) is a leftover too.
@@ -106,7 +106,7 @@ h_gc_collect() {
 		{ [ -f "$h_mf" ] && h_isid "$h_i"; } || continue
 		[ -e "$h_store/$h_i" ] || [ -L "$h_store/$h_i" ] || continue
 		h_meta "$h_i"
-		printf '%s %s\n' "${h_mwhen:-0}" "$h_i"
+		printf '%s %s\n' "${h_mord:-0}" "$h_i"
 	done | sort -rn)
 	h_unmarked=$(for h_d in "$h_store"/*; do
 		h_i=${h_d##*/}

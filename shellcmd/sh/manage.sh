@@ -1,6 +1,6 @@
 # h_op_list: every runtime hoist promoted (h_present), one RT line each: id,
 # promoted (epoch), size, flags (c current, p previous, P pinned, - none),
-# name. Read-only.
+# its place in the order of promotions (h_order), name. Read-only.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -16,7 +16,7 @@ h_op_list() {
 		if [ "$h_i" = "$h_cur" ]; then h_f=${h_f}c; fi
 		if [ "$h_i" = "$h_prev" ]; then h_f=${h_f}p; fi
 		if [ -e "$h_store/.pins/$h_i" ]; then h_f=${h_f}P; fi
-		h_say RT "$h_i" "${h_mwhen:-0}" "${h_msize:-0}" "${h_f:--}" "${h_mname:--}"
+		h_say RT "$h_i" "${h_mwhen:-0}" "${h_msize:-0}" "${h_f:--}" "$h_mord" "${h_mname:--}"
 	done
 	set -f
 	h_say LISTED

@@ -58,6 +58,14 @@ h_op_run() {
 	exit "$h_st"
 }
 
+# h_held: under a manual hold (h_hold), the hold is still this store's lock
+# (h_fence, which says LOST otherwise); without one, nothing to check.
+h_held() {
+	[ -n "$h_hold" ] || return 0
+	h_ownlease
+	h_fence
+}
+
 # h_take: the waiting acquire that manual holds, runs and store commands
 # share: a scratch directory, the stdin watcher, the wait, and ACQUIRED; then
 # the guardian's heartbeats (h_guardrun) for a store command (a run starts
@@ -68,8 +76,7 @@ h_take() {
 	h_scratch || return 1
 	h_watch
 	if [ -n "$h_hold" ]; then
-		h_ownlease
-		if ! h_fence; then
+		if ! h_held; then
 			rm -rf "$h_scr"
 			return 1
 		fi

@@ -2,8 +2,11 @@
 # with this digest costs this one command (and, with --activate, the switch
 # under the lock in the same command). Otherwise it checks that the host has
 # room for the upload and its unpacked tree, and makes the stage the upload
-# goes into, outside the lock; the stage is private to the login.
+# goes into, outside the lock; the stage is private to the login. Under a
+# manual hold (--token) the hold is checked first (h_held), so a token that
+# is not this store's lock is told before anything is made or uploaded.
 h_op_pushcheck() {
+	h_held || return
 	h_mkstore || return
 	h_collides && return
 	if h_present "$h_id" "$h_digest"; then
@@ -124,7 +127,7 @@ h_ourkey() {
 h_unstage() {
 	# Read-only directories of a tree not promoted are made writable
 	# first (find never follows a link).
-	if [ -d tree ] || [ -d pool ]; then
+	if [ -d tree ] || [ -d pool ] || [ -d "unpack-$h_stok/tree" ] || [ -d "unpack-$h_stok/pool" ]; then
 		find . -type d ! -perm -700 -exec chmod u+rwx {} \; 2>/dev/null
 	fi
 	set +f
@@ -450,17 +453,30 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
+	# The archive is unpacked into a directory made here and now, empty
+	# (h_ud), and everything the promotion writes goes there: whatever
+	# else a stage holds (one kept for a resume may hold anything the login
+	# put there) never becomes part of the runtime, and no link in it is
+	# written through. The pool the archive links to moves in first; a
+	# pool that is a link stays out, and the links to it fail.
+	h_ud=unpack-$h_stok
+	if ! mkdir "$h_ud" 2>/dev/null ||
+		{ [ -d pool ] && [ ! -L pool ] && ! mv pool "$h_ud/pool"; }; then
+		h_say ERROR unpack "cannot make a directory to unpack into in the stage (disk full?)"
+		h_unstage
+		return
+	fi
 	# Digest and unpack side by side: both read the archive, which only
 	# this push writes (h_resume gives a stage it takes over a new one), and
 	# nothing leaves the stage before the digest matches.
-	h_sha256 artifact.tar >sum 2>/dev/null &
+	h_sha256 artifact.tar >"$h_ud/sum" 2>/dev/null &
 	h_sp=$!
-	h_e=$(umask 0 && tar -xof artifact.tar 2>&1 && h_modes 2>&1)
+	h_e=$(cd "$h_ud" && umask 0 && tar -xof ../artifact.tar 2>&1 && h_modes 2>&1)
 	h_ux=$?
 	wait "$h_sp"
 	h_shst=$?
 	h_got=
-	{ IFS= read -r h_got <sum; } 2>/dev/null
+	{ IFS= read -r h_got <"$h_ud/sum"; } 2>/dev/null
 	if [ "$h_shst" -eq 3 ]; then
 		h_nosha "none of those there works"
 	elif [ -z "$h_got" ]; then
@@ -478,7 +494,7 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
-	rm -rf artifact.tar pool
+	rm -rf artifact.tar "$h_ud/pool" "$h_ud/sum"
 	if ! h_take; then
 		h_unstage
 		return
@@ -489,9 +505,10 @@ h_op_promote() {
 	rm -rf "$h_scr"
 }
 
-# h_modes: in the stage, gives directories their real modes. They were
-# unpacked writable, because some tar implementations cannot fill a
-# directory they created read-only. One "<octal mode><tab><path>" per line.
+# h_modes: where the archive was unpacked, gives directories their real
+# modes. They were unpacked writable, because some tar implementations
+# cannot fill a directory they created read-only. One "<octal
+# mode><tab><path>" per line.
 h_modes() {
 	[ -f modes ] || return 0
 	while IFS='	' read -r h_fm h_fp; do
@@ -516,22 +533,23 @@ h_promote() {
 	# The mark is written in the stage, where nobody else can put a link
 	# to write through, and renamed into .meta (never into a directory at
 	# its name, as the tree below).
+	h_order
 	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
-		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" >mark ||
-		! h_movein mark "$h_store/.meta/$h_id"; then
+		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\norder=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" "$h_ord" >"$h_ud/mark" ||
+		! h_movein "$h_ud/mark" "$h_store/.meta/$h_id"; then
 		h_say ERROR promote "cannot mark $h_id verified (disk full?)"
 		return 1
 	fi
 	# Never into a directory that appeared meanwhile (h_movein).
-	if ! h_movein tree "$h_store/$h_id"; then
+	if ! h_movein "$h_ud/tree" "$h_store/$h_id"; then
 		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
 		return 1
 	fi
 	# The list of the runtime's files, for later pushes (h_pool). A
 	# promotion cut short before it only makes the runtime's files travel
 	# again.
-	if [ -f files ] && h_mkshared "$h_store/.files" 2>/dev/null; then
-		h_movein files "$h_store/.files/$h_id"
+	if [ -f "$h_ud/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
+		h_movein "$h_ud/files" "$h_store/.files/$h_id"
 	fi
 	h_say PROMOTED "$h_id"
 }

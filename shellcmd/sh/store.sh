@@ -62,9 +62,10 @@ h_ownlease() {
 
 # h_meta ID: reads runtimes/.meta/ID, hoist's mark that ID was verified and
 # promoted: h_mname, h_msize, h_mwhen, h_mdigest (empty for a mark of an
-# earlier version, which recorded no digest). Fails when there is no mark.
+# earlier version, which recorded no digest), and h_mord, its place in the
+# order of promotions (h_order). Fails when there is no mark.
 h_meta() {
-	h_mname= h_msize= h_mwhen= h_mdigest=
+	h_mname= h_msize= h_mwhen= h_mdigest= h_mord=
 	[ -f "$h_store/.meta/$1" ] && [ ! -L "$h_store/.meta/$1" ] || return 1
 	while IFS='=' read -r h_k h_v; do
 		case $h_k in
@@ -72,8 +73,39 @@ h_meta() {
 		size) h_msize=$h_v ;;
 		promoted) h_mwhen=$h_v ;;
 		digest) h_mdigest=$h_v ;;
+		order) h_mord=$h_v ;;
 		esac
 	done <"$h_store/.meta/$1"
+	case $h_mord in '' | *[!0-9]* | ????????????????*) h_mord= ;; esac
+	if [ -z "$h_mord" ]; then
+		case $h_mwhen in
+		'' | *[!0-9]* | ?????????????*) h_mord=0 ;;
+		*) h_mord=${h_mwhen}000 ;;
+		esac
+	fi
+}
+
+# h_order: under the lock, the place of the promotion being made in the
+# order of the store's promotions, which list and gc go by (newest
+# highest): the time the lock was taken in milliseconds, or one more than
+# the highest place any mark has, whichever is larger. So promotions in
+# one second, or after the clock was set back, still come in the order
+# they were made; a mark of an earlier version, which has no place,
+# counts as its promotion time. At most 15 digits are read from a mark.
+h_order() {
+	set +f
+	set --
+	for h_mf in "$h_store"/.meta/*; do
+		[ -f "$h_mf" ] && [ ! -L "$h_mf" ] && set -- "$@" "$h_mf"
+	done
+	set -f
+	h_ord=$(awk -F= -v now="${h_since:-$(date +%s)}" '
+		function fin() { v = (o != "") ? o : w; if (v + 0 > m) m = v + 0 }
+		FNR == 1 { if (NR > 1) fin(); o = ""; w = 0 }
+		$1 == "order" && $2 ~ /^[0-9]+$/ && length($2) <= 15 { o = $2 }
+		$1 == "promoted" && $2 ~ /^[0-9]+$/ && length($2) <= 12 { w = $2 * 1000 }
+		END { if (NR > 0) fin(); n = now * 1000; if (m + 1 > n) n = m + 1; printf "%.0f\n", n }' "$@" </dev/null 2>/dev/null)
+	case $h_ord in '' | *[!0-9]*) h_ord=$((${h_since:-$(date +%s)} * 1000)) ;; esac
 }
 
 # h_present ID [DIGEST]: ID is promoted: a real directory with its mark. With
