@@ -21,9 +21,13 @@ type result struct {
 	outcome
 	// signal: the command was interrupted there (exit 129, 130 or 143).
 	signal os.Signal
-	// data is a line of data for stdout (not with --json); with table, a
-	// block of lines, headed by the host when there are several.
+	// data is a line of data for stdout (not with --json), and more are
+	// lines after it; with table, data is a block of rows whose cells are
+	// printable already, headed by the host when there are several. Text
+	// from the host is escaped where a line or a cell is printed, line
+	// breaks included: only hoist's own separate lines.
 	data  string
+	more  []string
 	table bool
 	json  map[string]any // fields for --json
 }
@@ -128,6 +132,12 @@ func (a *app) report(r result) {
 	}
 	if r.data != "" {
 		text := printable(r.data) + "\n"
+		for _, l := range r.more {
+			text += printable(l) + "\n"
+		}
+		if r.table {
+			text = printableRows(r.data) + "\n"
+		}
 		if r.table && a.multi {
 			text = printable(r.host) + ":\n" + text
 			if a.printed {
