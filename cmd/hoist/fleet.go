@@ -30,6 +30,9 @@ type result struct {
 	more  []string
 	table bool
 	json  map[string]any // fields for --json
+	// same names the target that reached this one's store first: nothing
+	// was done here, the work was done there.
+	same string
 }
 
 // fleet runs fn on every target, --parallel at a time, each host with its
@@ -37,9 +40,12 @@ type result struct {
 // or dead host holds up no other. The outcomes, in the order the targets
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
-	targets, err := a.targets()
+	targets, repeated, err := a.targetsOnce()
 	if err != nil {
 		return err
+	}
+	for _, t := range repeated {
+		a.say(transport.RedactTarget(t), "given more than once (-H, --hosts-file): worked on once")
 	}
 	root, err := a.storeRoot()
 	if err != nil {
@@ -49,6 +55,10 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 		return err
 	}
 	a.multi = len(targets) > 1
+	var places *placeSet
+	if a.multi {
+		places = &placeSet{first: map[lock.Place]string{}}
+	}
 	outcomes := make([]outcome, len(targets))
 	sem := make(chan struct{}, a.g.parallel)
 	var wg sync.WaitGroup
@@ -57,7 +67,7 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r := a.onHost(ctx, t, root, fn)
+			r := a.onHost(ctx, t, root, places, fn)
 			mu.Lock()
 			defer mu.Unlock()
 			a.report(r)
@@ -71,7 +81,32 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 	return nil
 }
 
-func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn func(context.Context, *lock.Lock) result) result {
+// placeSet holds the stores of one command's targets, each with the target
+// that reached it first.
+type placeSet struct {
+	mu    sync.Mutex
+	first map[lock.Place]string
+}
+
+// claim asks the host where l's store is (lock.Place) and returns the
+// target that reached the same store first, if another did. A host that
+// cannot tell (unknown facts, a store it refuses, a failed command) is
+// worked on like any other: its own command says what is wrong.
+func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
+	at, ok, err := l.Place(ctx)
+	if err != nil || !ok {
+		return "", false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if first, dup := p.first[at]; dup {
+		return first, true
+	}
+	p.first[at] = l.Host().Name()
+	return "", false
+}
+
+func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, places *placeSet, fn func(context.Context, *lock.Lock) result) result {
 	t, err := a.connect(ctx, target)
 	if err != nil {
 		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
@@ -83,6 +118,14 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	l.Owner.Version = version()
 	l.Owner.Command = commandLine(a.args)
 	l.Lease, l.Hold = a.g.lease, a.g.hold
+	// Two targets of one store (two aliases of a host, a name and its
+	// address): the store is worked on once, as the first that reached
+	// it, or it would wait behind its own lock, or roll back twice.
+	if places != nil {
+		if first, same := places.claim(ctx, l); same {
+			return result{host: t.Target(), same: first}
+		}
+	}
 	// A run that loses contact reaches the host again the same way.
 	var redialed []transport.Transport
 	l.Redial = func(ctx context.Context) (*remote.Host, error) {
@@ -114,6 +157,14 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 // JSON object per host.
 func (a *app) report(r result) {
 	a.con.clearLive()
+	if r.same != "" {
+		if a.g.json {
+			a.data(jsonLine(map[string]any{"host": r.host, "ok": true, "exit": exitOK, "same_store_as": r.same}))
+		} else {
+			a.say(r.host, "the same store as %s (one machine, boot and login, and root): worked on once, there", r.same)
+		}
+		return
+	}
 	if a.g.json {
 		sig := r.signal
 		if sig == nil {
