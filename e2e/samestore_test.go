@@ -16,7 +16,8 @@ import (
 // back once, not twice (which would end where it started); lock acquire
 // holds once, instead of the second waiting behind the first's hold until
 // --wait ends (75). The same target given twice is worked on once and said
-// so; two logins with their own ~/ roots are two stores, both worked on.
+// so; two logins with their own ~/ roots are two stores, both worked on;
+// doctor, which looks at the connection too, checks every target.
 func TestTwoAliasesOfOneStoreAreWorkedOnOnce(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})
@@ -81,6 +82,12 @@ func TestTwoAliasesOfOneStoreAreWorkedOnOnce(t *testing.T) {
 	}
 	if objs[0]["locked"] != false || objs[1]["same_store_as"] != objs[0]["host"] || objs[1]["ok"] != true || objs[1]["exit"] != 0.0 {
 		t.Errorf("--json lock status: want one status, and the other target's object naming it as the same store:\n%s", r)
+	}
+
+	// doctor looks at each target as reached: both.
+	if r := c.run("-H", "web-a,web-b", "doctor"); strings.Contains(r.stderr, "same store") ||
+		!strings.Contains(r.stdout, "web-a:") || !strings.Contains(r.stdout, "web-b:") {
+		t.Errorf("doctor on both aliases: want a checklist for each:\n%s", r)
 	}
 
 	r = c.run("-H", "web-a,web-a", "lock", "status")

@@ -51,7 +51,10 @@ It exits 1 when any item fails.`,
 		Example: `  hoist -H deploy@web1 doctor
   hoist -H web1,web2 --root /srv/hoist doctor --json`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return a.lockFleet(a.doctor) },
+		RunE: func(*cobra.Command, []string) error {
+			a.everyTarget = true
+			return a.lockFleet(a.doctor)
+		},
 	}
 }
 

@@ -56,7 +56,7 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 	}
 	a.multi = len(targets) > 1
 	var places *placeSet
-	if a.multi {
+	if a.multi && !a.everyTarget {
 		places = &placeSet{first: map[lock.Place]string{}}
 	}
 	outcomes := make([]outcome, len(targets))

@@ -49,6 +49,9 @@ type app struct {
 	log       *slog.Logger
 
 	multi bool // several targets: output names the host
+	// everyTarget: each target is worked on, also two of one store
+	// (doctor looks at the connection as much as at the store).
+	everyTarget bool
 
 	mu       sync.Mutex
 	outcomes []outcome     // by target, in the order given
