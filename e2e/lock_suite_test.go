@@ -9,8 +9,9 @@ import (
 )
 
 // TestLockSuite runs the lock conformance suite over real OpenSSH with
-// every login shell hoist promises to work under, and on a host whose /bin/sh
-// and userland are busybox. Without root only the caller's own login runs;
+// every login shell hoist promises to work under, on a host whose /bin/sh
+// and userland are busybox, and on one whose /proc is not its PID
+// namespace's. Without root only the caller's own login runs;
 // the other hosts need extra users and namespaces and say so.
 func TestLockSuite(t *testing.T) {
 	hosts := []struct {
@@ -25,6 +26,8 @@ func TestLockSuite(t *testing.T) {
 		{"tcsh", sshd.Options{Shell: "tcsh"}},
 		{"mksh", sshd.Options{Shell: "mksh"}},
 		{"busybox", sshd.Options{Shell: "sh", Busybox: true}},
+		// /proc not the namespace's: nothing is judged by what it says.
+		{"foreign-proc", sshd.Options{ForeignProc: true}},
 	}
 	for _, hc := range hosts {
 		t.Run(hc.name, func(t *testing.T) {

@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hoistdev/hoist/e2e/sshd"
@@ -96,6 +100,83 @@ func TestTeamMemberCannotRedirectAPush(t *testing.T) {
 		}
 		if out := hostSh(t, h, "ls -a "+shq(rt)); strings.Contains(out, art.ID()) {
 			t.Errorf("%s planted before the %s: %s was installed from it:\n%s", c.kind, c.when, art.ID(), out)
+		}
+	}
+}
+
+// TestTeamStoreOfTheDocumentedLayout: two logins of one group share a store
+// made as docs/protocol.md says: the root, runtimes/, .meta/, .pins/ and
+// .files/ owned by root, group the team's, mode 2775, and runs/ mode 3775. A new
+// directory in a setgid directory inherits the bit, stages included; each
+// login pushes, activates and lists there, the other's runtimes too, with
+// the artifact's modes (the stage does not pass the bit on), and no stage
+// is left behind nor any warning said. A check that wants a new
+// stage to be exactly 0700 refuses every push here, blaming someone who
+// renames entries, and leaves the empty stage.
+func TestTeamStoreOfTheDocumentedLayout(t *testing.T) {
+	sshd.RequireRoot(t)
+	t.Parallel()
+	a := sshd.Start(t, sshd.Options{Shell: "bash"})
+	b := sshd.Start(t, sshd.Options{Shell: "dash"})
+	gid := sshd.Group(t, "hoist-team", a, b)
+	root := filepath.Join(a.Dir, "team") // a.Dir is open to b's login
+	for _, d := range []struct {
+		path string
+		mode uint32
+	}{{root, 0o2775}, {root + "/runtimes", 0o2775}, {root + "/runtimes/.meta", 0o2775},
+		{root + "/runtimes/.pins", 0o2775}, {root + "/runtimes/.files", 0o2775}, {root + "/runs", 0o3775}} {
+		if err := os.Mkdir(d.path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d.path, 0, gid); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Chmod(d.path, d.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ca, cb := newCLI(t, a, root), newCLI(t, b, root)
+	ids := map[string]string{}
+	for i, c := range []*cli{ca, cb, ca, cb} {
+		who := []string{"a", "b"}[i%2]
+		r := c.run("--json", "push", "--activate", "--name", "app-"+who, sourceTree(t, who+strconv.Itoa(i)))
+		if r.code != 0 || strings.Contains(r.stderr, "WARNING") || strings.Contains(r.stderr, "renames") {
+			t.Fatalf("push %d by login %s: %s", i, who, r)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
+			t.Fatalf("push %d: %v\n%s", i, err, r.stdout)
+		}
+		id, _ := obj["id"].(string)
+		ids[id] = who
+		if cur, err := os.Readlink(filepath.Join(root, "current")); err != nil || cur != "runtimes/"+id {
+			t.Fatalf("after push %d by %s: current is %q (%v), want runtimes/%s", i, who, cur, err, id)
+		}
+		// The runtime's modes are the artifact's: not the setgid bit the
+		// store passes on.
+		if fi, err := os.Lstat(filepath.Join(root, "runtimes", id, "lib")); err != nil || fi.Mode() != os.ModeDir|0o750 {
+			t.Errorf("after push %d by %s: %s/lib is %v (%v), want drwxr-x--- as in the artifact", i, who, id, fi.Mode(), err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(root, "runtimes", ".stage-*")); len(left) > 0 {
+			t.Fatalf("after push %d by %s: stages left: %q", i, who, left)
+		}
+	}
+	for _, c := range []*cli{ca, cb} {
+		r := c.run("list")
+		for id := range ids {
+			if r.code != 0 || !strings.Contains(r.stdout, id) {
+				t.Errorf("list: want %s in it:\n%s", id, r)
+			}
+		}
+	}
+	// Each activates a runtime the other pushed.
+	for id, who := range ids {
+		c := ca
+		if who == "a" {
+			c = cb
+		}
+		if r := c.run("activate", id); r.code != 0 {
+			t.Errorf("activate %s (pushed by %s) by the other login: %s", id, who, r)
 		}
 	}
 }

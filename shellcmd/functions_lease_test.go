@@ -563,7 +563,10 @@ func TestShExited(t *testing.T) {
 		{name: "holder reaped, a lease of its own", holder: fnlReaped, rec: func(f *fnlFields) { f.lease = "60" }, scr: noRun, why: "exited", pwhy: "exited"},
 		// It does not.
 		{name: "manual hold", holder: fnlManual, scr: noRun, pwhy: "none"},
-		{name: "holder reaped, no hstart", holder: fnlReaped, rec: func(f *fnlFields) { f.hstart = "-" }, scr: noRun, pwhy: "none"},
+		// A record written where /proc was not the namespace's names its
+		// holder's pid, not its start time.
+		{name: "holder reaped, no hstart", holder: fnlReaped, rec: func(f *fnlFields) { f.hstart = "-" }, scr: noRun, pwhy: "unknown"},
+		{name: "holder reaped, no hpid", holder: fnlReaped, rec: func(f *fnlFields) { f.hpid = "-" }, scr: noRun, pwhy: "none"},
 		{name: "holder reaped, odd hpid", holder: fnlReaped, rec: func(f *fnlFields) { f.hpid = "0" + f.hpid }, scr: noRun, pwhy: "none"},
 		{name: "holder reaped, other boot of another machine", holder: fnlReaped, rec: func(f *fnlFields) { f.mach, f.boot = fnMach2, fnBoot2 },
 			scr: noRun, pwhy: "boot"},
@@ -573,10 +576,12 @@ func TestShExited(t *testing.T) {
 		{name: "holder reaped, boot unknown on both sides", holder: fnlReaped, rec: func(f *fnlFields) { f.boot = "-" },
 			vars: map[string]string{"h_bootid": ""}, scr: noRun, pwhy: "boot"},
 		{name: "holder reaped, other pidns", holder: fnlReaped, rec: func(f *fnlFields) { f.ns = fnNS2 }, scr: noRun, pwhy: "pidns"},
-		{name: "holder reaped, record pidns unknown", holder: fnlReaped, rec: func(f *fnlFields) { f.ns = "-" }, scr: noRun, pwhy: "pidns"},
-		{name: "holder reaped, host pidns unknown", holder: fnlReaped, vars: map[string]string{"h_pidns": "-"}, scr: noRun, pwhy: "pidns"},
+		{name: "holder reaped, record pidns unknown", holder: fnlReaped, rec: func(f *fnlFields) { f.ns = "-" }, scr: noRun, pwhy: "unknown"},
+		{name: "holder reaped, host pidns unknown", holder: fnlReaped, vars: map[string]string{"h_pidns": "-"}, scr: noRun, pwhy: "unknown"},
 		{name: "holder reaped, pidns unknown on both sides", holder: fnlReaped, rec: func(f *fnlFields) { f.ns = "-" },
-			vars: map[string]string{"h_pidns": ""}, scr: noRun, pwhy: "pidns"},
+			vars: map[string]string{"h_pidns": ""}, scr: noRun, pwhy: "unknown"},
+		// /proc is not this namespace's: a pid there is another process.
+		{name: "holder reaped, /proc not the namespace's", holder: fnlReaped, vars: map[string]string{"h_proc": ""}, scr: noRun, pwhy: "unknown"},
 		{name: "holder reaped, other uid", holder: fnlReaped, rec: func(f *fnlFields) { f.huid = other }, scr: noRun, pwhy: "uid"},
 		{name: "holder reaped, record uid unknown", holder: fnlReaped, rec: func(f *fnlFields) { f.huid = "-" }, scr: noRun, pwhy: "uid"},
 		{name: "holder reaped, host uid unknown", holder: fnlReaped, vars: map[string]string{"h_uid": "-"}, scr: noRun, pwhy: "uid"},

@@ -356,3 +356,26 @@ func TestShLsMode(t *testing.T) {
 		}
 	})
 }
+
+// TestShOpRoot: h_op_root names the store's root as the host resolves it:
+// the physical path of one that exists (a symlink on the way resolved), as
+// given otherwise; spaces stay and line breaks are encoded (h_pct).
+func TestShOpRoot(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		real := filepath.Join(filepath.Dir(root), "real\nroot")
+		fnMkdir(t, real)
+		link := filepath.Join(filepath.Dir(root), "link")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ root, want string }{
+			{root, root}, // not there: as given
+			{link, strings.ReplaceAll(real, "\n", "%0A")},
+		} {
+			r := fnRun{fns: []string{"h_op_root"}, vars: map[string]string{"h_root": c.root}, call: "h_op_root"}.do(t, sh, root)
+			if len(r.said) != 1 || r.said[0] != "ROOT "+c.want {
+				t.Errorf("%s: h_op_root with %q said %q, want ROOT %s", sh[0], c.root, r.said, c.want)
+			}
+		}
+	})
+}

@@ -19,6 +19,11 @@ func TestShNewStage(t *testing.T) {
 		ok   bool
 	}{
 		{"made by the command", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o700) }, true},
+		// What mkdir makes in a store a team shares (setgid, 2775).
+		{"made in a setgid store", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o700|os.ModeSetgid) }, true},
+		{"setuid", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o700|os.ModeSetuid) }, false},
+		{"sticky", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o700|os.ModeSticky) }, false},
+		{"setgid, open to its group", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o750|os.ModeSetgid) }, false},
 		{"group-writable", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o770) }, false},
 		{"open to all", func(t *testing.T, stage, _ string) { mkdirMode(t, stage, 0o755) }, false},
 		{"holding a file", func(t *testing.T, stage, _ string) {
@@ -69,6 +74,9 @@ func TestShNewStage(t *testing.T) {
 				if b, _ := os.ReadFile(victim); string(b) != "the login's file\n" {
 					t.Errorf("%s: the file a link led to was written: %q", sh[0], b)
 				}
+				if fi, err := os.Lstat(stage); c.ok && (err != nil || fi.Mode() != os.ModeDir|0o700) {
+					t.Errorf("%s: the stage entered is %v (%v), want drwx------: what a team's store passes on is cleared", sh[0], fi.Mode(), err)
+				}
 				b, err := os.ReadFile(stage + "/key")
 				switch {
 				case c.ok && string(b) != key+"\n":
@@ -78,6 +86,63 @@ func TestShNewStage(t *testing.T) {
 				case !c.ok && c.name == "a symlink to an empty private directory" && err == nil:
 					t.Errorf("%s: a key was written in the private directory", sh[0])
 				}
+			})
+		})
+	}
+}
+
+// TestShMkStage: a stage the push just made and then refused (h_mkstage)
+// is removed when its name still holds an empty directory, and only then;
+// the refusal says what was found and that it was removed or left. In a
+// setgid store (a team's) the stage is accepted, and private.
+func TestShMkStage(t *testing.T) {
+	cases := []struct {
+		name string
+		// mkdir is the double for the stage's mkdir ($1 its path): what
+		// the file system or someone else makes of it.
+		mkdir  string
+		setgid bool
+		ok     bool
+		left   []string // in the store
+		said   string   // in the refusal
+	}{
+		{name: "made as asked", ok: true, left: []string{".stage-" + fnThird + "/", ".stage-" + fnThird + "/key"}},
+		{name: "in a setgid store", setgid: true, ok: true, left: []string{".stage-" + fnThird + "/", ".stage-" + fnThird + "/key"}},
+		{name: "a file system that makes it open to all", mkdir: `command mkdir "$1" && chmod 755 "$1"`,
+			said: "was removed"},
+		{name: "a file system that gives it another owner", mkdir: `command mkdir "$1" && chown 1:1 "$1"`,
+			said: "was removed"},
+		{name: "renamed, and a directory of someone's put there", mkdir: `command mkdir "$1" && mv "$1" "$1.x" && command mkdir -m 755 "$1" && : >"$1/theirs"`,
+			left: []string{".stage-" + fnThird + "/", ".stage-" + fnThird + "/theirs", ".stage-" + fnThird + ".x/"}, said: "was left as it is"},
+		{name: "renamed, and a symlink to an empty private directory put there", mkdir: `command mkdir "$1" && mv "$1" "$1.x" && command mkdir -m 700 "$h_root/private" && ln -s "$h_root/private" "$1"`,
+			left: []string{".stage-" + fnThird + "@", ".stage-" + fnThird + ".x/"}, said: "was left as it is"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, _, _ := fnPaths(root)
+				fnMkdir(t, store)
+				if c.setgid {
+					if err := os.Chmod(store, 0o775|os.ModeSetgid); err != nil {
+						t.Fatal(err)
+					}
+				}
+				defs := ""
+				if c.mkdir != "" {
+					defs = "mkdir() {\n" + c.mkdir + "\n}"
+				}
+				r := fnRun{fns: []string{"h_mkstage"}, vars: map[string]string{"h_stage": store + "/.stage-" + fnThird,
+					"h_stok": fnThird, "h_skey": "k"}, defs: defs, call: "h_mkstage"}.do(t, sh, root)
+				if got := r.rc == 0; got != c.ok {
+					t.Fatalf("%s: h_mkstage = %d (said %q), want success %v", sh[0], r.rc, r.said, c.ok)
+				}
+				if !c.ok {
+					if len(r.said) != 1 || !strings.HasPrefix(r.said[0], "ERROR stage "+StoreDir+"/.stage-"+fnThird+", just made by this push, was not ") ||
+						!strings.Contains(r.said[0], c.said) || strings.Contains(r.said[0], "renames entries") {
+						t.Errorf("%s: said %q, want one ERROR stage that says it %s", sh[0], r.said, c.said)
+					}
+				}
+				fnWantTree(t, store, c.left...)
 			})
 		})
 	}

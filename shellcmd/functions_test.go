@@ -48,6 +48,7 @@ type fnRun struct {
 	vars map[string]string // assignments after the defaults (facts too)
 	defs string            // shell code after the definitions: setup, test doubles
 	call string            // the code under test, in a function: its status is the result
+	wrap []string          // a command the shell runs under (unshare ...), if any
 }
 
 type fnResult struct {
@@ -74,7 +75,7 @@ func (r fnRun) script(root string) string {
 		{"h_wait", "0"}, {"h_stale", "1200"}, {"h_try", ""}, {"h_force", ""}, {"h_pause", ""},
 		{"h_pauseat", ""}, {"h_every", "10"}, {"h_lease", "1200"}, {"h_mylease", "1200"}, {"h_grace", "10"},
 		{"h_keepruns", "604800"}, {"h_hold", ""}, {"h_rid", fnMe}, {"h_manual", ""}, {"h_isrun", ""}, {"h_gpid", ""},
-		{"h_gw", ""}}
+		{"h_gw", ""}, {"h_proc", "1"}}
 	for _, kv := range base {
 		assign(&b, kv[0], kv[1])
 	}
@@ -103,7 +104,8 @@ func (r fnRun) do(t *testing.T, sh []string, root string) fnResult {
 	script := r.script(root)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sh[0], append(sh[1:], "-c", script)...)
+	argv := append(append(append([]string{}, r.wrap...), sh...), "-c", script)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = filepath.Dir(root) // relative paths resolve in the test's directory
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "HOME=/nonexistent"}
 	var stdout, stderr strings.Builder

@@ -79,6 +79,8 @@ var (
 		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "pin"})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{Keep, Delete, Sweep, NoProc}),
 		Ends: join(releasing, []Verb{NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "gc"})}
+	// OpRoot is read-only: where the store's root is on the host.
+	OpRoot = &Op{Name: "root", Ends: []Verb{RootVerb, Error}, Codes: setupCodes}
 	// OpDoctor is read-only; it runs without h_setup (its Main is
 	// h_op_doctor alone) and reports the path checks, whose ERROR it
 	// captures, as CHECK lines. ERROR is listed for h_setup, which every
@@ -89,4 +91,4 @@ var (
 
 // Ops lists every operation.
 var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote,
-	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor}
+	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot}

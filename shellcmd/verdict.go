@@ -62,6 +62,8 @@ const (
 	Have       Verb = "HAVE"
 	Resume     Verb = "RESUME"
 	Resumable  Verb = "RESUMABLE"
+	// Where the store's root is (the fleet's look before it works).
+	RootVerb Verb = "ROOT"
 	// The doctor's: CHECK name status value detail, then DOCTOR.
 	Check  Verb = "CHECK"
 	Doctor Verb = "DOCTOR"
@@ -78,7 +80,7 @@ var fieldCount = map[Verb]int{
 	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
 	NoProc: 0, Dropped: 0, Have: 2, Resume: 3, Resumable: 1,
 	Refreshed: 1, Kept: 1, Fenced: 0, NoRun: 1, RunLine: 6, RunState: 5, Cut: 2,
-	Check: 4, Doctor: 0,
+	Check: 4, Doctor: 0, RootVerb: 1,
 }
 
 // Verdict is one protocol line: a verb and its fields.

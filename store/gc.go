@@ -48,7 +48,8 @@ func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.Keep:
-			res.Kept = append(res.Kept, Kept{ID: v.Field(0), Why: v.Field(1)})
+			// The name is the last field, percent-encoded (h_pct).
+			res.Kept = append(res.Kept, Kept{ID: shellcmd.Unpct(v.Field(1)), Why: v.Field(0)})
 		case shellcmd.Delete:
 			if v.Field(1) == "failed" {
 				res.Failed = append(res.Failed, v.Field(0))

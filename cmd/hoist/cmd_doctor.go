@@ -170,9 +170,9 @@ func report(checks []check, tg doctorTarget) result {
 		if c.Status == checkFail {
 			failed = append(failed, c.Name)
 		}
-		fmt.Fprintf(&b, "%-4s  %-8s  %s\n", strings.ToUpper(c.Status), c.Name, c.Detail)
+		fmt.Fprintf(&b, "%-4s  %-8s  %s\n", strings.ToUpper(c.Status), printable(c.Name), printable(c.Detail))
 		if c.Fix != "" {
-			fmt.Fprintf(&b, "      %-8s  fix: %s\n", "", c.Fix)
+			fmt.Fprintf(&b, "      %-8s  fix: %s\n", "", printable(c.Fix))
 		}
 	}
 	fmt.Fprintf(&b, "%d ok, %d warn, %d fail", counts[checkOK], counts[checkWarn], counts[checkFail])

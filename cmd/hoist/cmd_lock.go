@@ -94,7 +94,7 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 		}
 	}
 	for _, d := range s.Debris {
-		r.data += fmt.Sprintf("\n%s: %s was left by an earlier hoist and nothing uses it; remove it (rm -r)", name, d)
+		r.more = append(r.more, fmt.Sprintf("%s: %s was left by an earlier hoist and nothing uses it; remove it (rm -r)", name, d))
 	}
 	return r
 }

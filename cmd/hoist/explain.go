@@ -67,11 +67,15 @@ func commandLine(args []string) string {
 	return s
 }
 
-// printable makes every line of text safe for a terminal: names, records
+// printable makes text safe for a terminal, on one line: names, records
 // and errors may come from a host or from another user of it, and must not
-// carry control sequences (shellcmd.Printable). Line breaks between rows
-// stay.
-func printable(text string) string {
+// carry control sequences, nor line breaks that would print rows or
+// messages of their own (shellcmd.Printable escapes them all).
+func printable(text string) string { return shellcmd.Printable(text) }
+
+// printableRows is printable for a block whose line breaks are hoist's own
+// (a table whose cells are printable already), each line kept.
+func printableRows(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = shellcmd.Printable(l)

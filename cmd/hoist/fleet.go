@@ -21,11 +21,18 @@ type result struct {
 	outcome
 	// signal: the command was interrupted there (exit 129, 130 or 143).
 	signal os.Signal
-	// data is a line of data for stdout (not with --json); with table, a
-	// block of lines, headed by the host when there are several.
+	// data is a line of data for stdout (not with --json), and more are
+	// lines after it; with table, data is a block of rows whose cells are
+	// printable already, headed by the host when there are several. Text
+	// from the host is escaped where a line or a cell is printed, line
+	// breaks included: only hoist's own separate lines.
 	data  string
+	more  []string
 	table bool
 	json  map[string]any // fields for --json
+	// same names the target that reached this one's store first: nothing
+	// was done here, the work was done there.
+	same string
 }
 
 // fleet runs fn on every target, --parallel at a time, each host with its
@@ -33,16 +40,20 @@ type result struct {
 // or dead host holds up no other. The outcomes, in the order the targets
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
+	places := &placeSet{first: map[lock.Place]string{}}
 	return a.eachTarget(ctx, func(ctx context.Context, target string, root shellcmd.Root) result {
-		return a.onHost(ctx, target, root, fn)
+		return a.onHost(ctx, target, root, places, fn)
 	})
 }
 
 // eachTarget is fleet for a command that reaches each target itself.
 func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root shellcmd.Root) result) error {
-	targets, err := a.targets()
+	targets, repeated, err := a.targetsOnce()
 	if err != nil {
 		return err
+	}
+	for _, t := range repeated {
+		a.say(transport.RedactTarget(t), "given more than once (-H, --hosts-file): worked on once")
 	}
 	root, err := a.storeRoot()
 	if err != nil {
@@ -74,7 +85,32 @@ func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, targe
 	return nil
 }
 
-func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn func(context.Context, *lock.Lock) result) result {
+// placeSet holds the stores of one command's targets, each with the target
+// that reached it first.
+type placeSet struct {
+	mu    sync.Mutex
+	first map[lock.Place]string
+}
+
+// claim asks the host where l's store is (lock.Place) and returns the
+// target that reached the same store first, if another did. A host that
+// cannot tell (unknown facts, a store it refuses, a failed command) is
+// worked on like any other: its own command says what is wrong.
+func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
+	at, ok, err := l.Place(ctx)
+	if err != nil || !ok {
+		return "", false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if first, dup := p.first[at]; dup {
+		return first, true
+	}
+	p.first[at] = l.Host().Name()
+	return "", false
+}
+
+func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, places *placeSet, fn func(context.Context, *lock.Lock) result) result {
 	t, err := a.connect(ctx, target)
 	if err != nil {
 		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
@@ -86,6 +122,14 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 	l.Owner.Version = version()
 	l.Owner.Command = commandLine(a.args)
 	l.Lease, l.Hold = a.g.lease, a.g.hold
+	// Two targets of one store (two aliases of a host, a name and its
+	// address): the store is worked on once, as the first that reached
+	// it, or it would wait behind its own lock, or roll back twice.
+	if a.multi {
+		if first, same := places.claim(ctx, l); same {
+			return result{host: t.Target(), same: first}
+		}
+	}
 	// A run that loses contact reaches the host again the same way.
 	var redialed []transport.Transport
 	l.Redial = func(ctx context.Context) (*remote.Host, error) {
@@ -117,6 +161,14 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, fn 
 // JSON object per host.
 func (a *app) report(r result) {
 	a.con.clearLive()
+	if r.same != "" {
+		if a.g.json {
+			a.data(jsonLine(map[string]any{"host": r.host, "ok": true, "exit": exitOK, "same_store_as": r.same}))
+		} else {
+			a.say(r.host, "the same store as %s (one machine, boot and login, and root): worked on once, there", r.same)
+		}
+		return
+	}
 	if a.g.json {
 		sig := r.signal
 		if sig == nil {
@@ -135,6 +187,12 @@ func (a *app) report(r result) {
 	}
 	if r.data != "" {
 		text := printable(r.data) + "\n"
+		for _, l := range r.more {
+			text += printable(l) + "\n"
+		}
+		if r.table {
+			text = printableRows(r.data) + "\n"
+		}
 		if r.table && a.multi {
 			text = printable(r.host) + ":\n" + text
 			if a.printed {

@@ -85,7 +85,7 @@ func (a *app) execute(args []string) int {
 // say prints a message about host for people on stderr, unless --quiet.
 func (a *app) say(host, format string, args ...any) {
 	if !a.g.quiet {
-		a.con.line(fmt.Sprintf("hoist: %s: %s", host, printable(fmt.Sprintf(format, args...))))
+		a.con.line(fmt.Sprintf("hoist: %s: %s", printable(host), printable(fmt.Sprintf(format, args...))))
 	}
 }
 

@@ -19,11 +19,17 @@ import (
 // given ("ssh://user@host:port", "bob@[::1]:2222"): only -H
 // values and lines of --hosts-file are split, at commas, never at ":".
 func (a *app) targets() ([]string, error) {
+	out, _, err := a.targetsOnce()
+	return out, err
+}
+
+// targetsOnce is targets, and the targets given more than once.
+func (a *app) targetsOnce() (out, repeated []string, err error) {
 	list := append([]string(nil), a.g.hosts...)
 	if a.g.hostsFile != "" {
 		f, err := os.Open(a.g.hostsFile)
 		if err != nil {
-			return nil, usageErr("--hosts-file: %v", err)
+			return nil, nil, usageErr("--hosts-file: %v", err)
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -36,27 +42,29 @@ func (a *app) targets() ([]string, error) {
 			// A fleet's command must never run on the workstation: a
 			// hosts file names hosts, and local is this machine.
 			if slices.Contains(hosts, transport.LocalTarget) {
-				return nil, usageErr("--hosts-file %s line %d: %q is this machine, not a host, and a hosts file names hosts only; remove it, or give -H local to work here",
+				return nil, nil, usageErr("--hosts-file %s line %d: %q is this machine, not a host, and a hosts file names hosts only; remove it, or give -H local to work here",
 					printable(a.g.hostsFile), n, transport.LocalTarget)
 			}
 			list = append(list, hosts...)
 		}
 		if err := sc.Err(); err != nil {
-			return nil, usageErr("--hosts-file: %v", err)
+			return nil, nil, usageErr("--hosts-file: %v", err)
 		}
 	}
 	if len(list) == 0 {
 		list = []string{transport.LocalTarget}
 	}
 	seen := map[string]bool{}
-	out := list[:0]
 	for _, t := range list {
-		if !seen[t] {
+		switch {
+		case !seen[t]:
 			seen[t] = true
 			out = append(out, t)
+		case !slices.Contains(repeated, t):
+			repeated = append(repeated, t)
 		}
 	}
-	return out, nil
+	return out, repeated, nil
 }
 
 func (a *app) storeRoot() (shellcmd.Root, error) {

@@ -37,7 +37,7 @@
 // Without root, sshd runs unprivileged and can only accept the current
 // user: User, Home (from /etc/passwd, as sshd sees it) and the login shell
 // are the caller's own, and rc files in that home are read as usual. Options that need root (Shell, Busybox,
-// BootNamespace, PIDNamespace, NoShell) skip the test with the message of
+// BootNamespace, PIDNamespace, ForeignProc, NoShell) skip the test with the message of
 // RequireRoot.
 //
 // # What is shared and what is not
@@ -79,6 +79,9 @@
 // but keeps the machine's real boot_id: two such hosts are two containers on
 // one kernel, sharing its boot_id, /etc/machine-id and the filesystem, each
 // with its own PID 1. Stop kills every process of the host, as above.
+// Options.ForeignProc is the same without a /proc of its own (unshare -p
+// --fork without --mount-proc): the host's /proc is the machine's, so $$
+// there names another process, or none.
 //
 // # Stopping plain hosts
 //

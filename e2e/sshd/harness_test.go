@@ -337,9 +337,45 @@ func TestRequireRootMessage(t *testing.T) {
 	}
 }
 
+// TestForeignProc: a ForeignProc host runs in a PID namespace of its own
+// with the machine's /proc: the login shell's $$ is not what /proc/self
+// says, /proc shows this test's own process, and Stop kills every process
+// of the host.
+func TestForeignProc(t *testing.T) {
+	RequireRoot(t)
+	t.Parallel()
+	self, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Start(t, Options{ForeignProc: true})
+	out, status := h.SSH(t, `exec /bin/sh -c 'read s </proc/self/stat; echo "$$ ${s%% *}"; readlink /proc/self/ns/pid; test -d /proc/`+fmt.Sprint(os.Getpid())+` && echo sees-the-machine'`)
+	f := strings.Fields(out)
+	if status != 0 || len(f) != 4 {
+		t.Fatalf("on the host: status %d, output %q", status, out)
+	}
+	if f[0] == f[1] {
+		t.Errorf("$$ is %s and /proc/self is %s: /proc is the namespace's own", f[0], f[1])
+	}
+	if f[2] == self {
+		t.Errorf("the host runs in this process's PID namespace %s", self)
+	}
+	if f[3] != "sees-the-machine" {
+		t.Errorf("the host's /proc does not show this test's process: %q", out)
+	}
+	if _, status := h.SSH(t, "nohup sleep 31343 >/dev/null 2>&1 &"); status != 0 {
+		t.Fatalf("starting a background process: status %d", status)
+	}
+	pid := waitForProcess(t, h, []string{"sleep", "31343"})
+	h.Stop()
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && bytes.Contains(cmdline, []byte("31343")) {
+		t.Errorf("background process %d survived Stop", pid)
+	}
+}
+
 func TestRootOnlyOptions(t *testing.T) {
 	t.Parallel()
-	rootOnlyOpts := []Options{{Shell: "zsh"}, {Busybox: true}, {BootNamespace: true}, {PIDNamespace: true}}
+	rootOnlyOpts := []Options{{Shell: "zsh"}, {Busybox: true}, {BootNamespace: true}, {PIDNamespace: true}, {ForeignProc: true}}
 	if rootOnly(Options{}) {
 		t.Errorf("the default options should not need root")
 	}

@@ -35,6 +35,12 @@ type Options struct {
 	// namespace is a private copy); files do. Cannot be combined with
 	// BootNamespace, which fakes the boot_id.
 	PIDNamespace bool
+	// ForeignProc (root only) runs the host in its own mount and PID
+	// namespaces like PIDNamespace, but keeps the machine's /proc, as
+	// `unshare -p --fork` without --mount-proc does: /proc is not the
+	// namespace's, so a shell's $$ names another process there, or none.
+	// Cannot be combined with PIDNamespace or BootNamespace.
+	ForeignProc bool
 	// NoShell (root only) makes /bin/sh unusable on this host: the file it
 	// points to is replaced by an empty, non-executable one (a bind mount in
 	// the host's own mount namespace). The login shell must not be /bin/sh.
@@ -86,6 +92,9 @@ func Start(t testing.TB, opts Options) *Host {
 	if opts.PIDNamespace && opts.BootNamespace {
 		t.Fatalf("sshd.Options: PIDNamespace keeps the machine's boot_id and BootNamespace fakes one; choose one")
 	}
+	if opts.ForeignProc && (opts.PIDNamespace || opts.BootNamespace) {
+		t.Fatalf("sshd.Options: ForeignProc keeps the machine's /proc, which PIDNamespace and BootNamespace replace; choose one")
+	}
 	if rootOnly(opts) {
 		RequireRoot(t)
 	}
@@ -132,12 +141,12 @@ func Start(t testing.TB, opts Options) *Host {
 
 // rootOnly reports whether opts need root.
 func rootOnly(opts Options) bool {
-	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || len(opts.Hide) > 0
+	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || opts.ForeignProc || len(opts.Hide) > 0
 }
 
 // ownPIDs reports whether the host runs in a PID namespace of its own,
 // whose PID 1 takes every process of the host with it when killed.
-func ownPIDs(opts Options) bool { return opts.BootNamespace || opts.PIDNamespace }
+func ownPIDs(opts Options) bool { return opts.BootNamespace || opts.PIDNamespace || opts.ForeignProc }
 
 // Target is "user@127.0.0.1:PORT".
 func (h *Host) Target() string { return h.User + "@" + h.Addr }

@@ -116,9 +116,12 @@ func (h *Host) command() *exec.Cmd {
 	flags := uintptr(syscall.CLONE_NEWNS)
 	if ownPIDs(h.opts) {
 		// What unshare -m -p --fork --mount-proc does: /bin/sh is PID 1
-		// of the new namespace, with a /proc of its own.
+		// of the new namespace, with a /proc of its own; without
+		// --mount-proc (ForeignProc), with the machine's.
 		flags |= syscall.CLONE_NEWPID
-		fmt.Fprintf(&s, "%s -t proc proc /proc\n", mount)
+		if !h.opts.ForeignProc {
+			fmt.Fprintf(&s, "%s -t proc proc /proc\n", mount)
+		}
 	}
 	if h.opts.BootNamespace {
 		fmt.Fprintf(&s, "%s --bind %s /proc/sys/kernel/random/boot_id\n", mount, quote(h.bootFile))

@@ -253,3 +253,38 @@ func flockFile(path string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil
 }
+
+// Group makes the login users of hosts members of the group name, created
+// if missing, and returns its gid: the deploy group of a store a team
+// shares. Root only; the membership counts from the next login. Safe for
+// concurrent use, like the users themselves.
+func Group(t testing.TB, name string, hosts ...*Host) int {
+	t.Helper()
+	RequireRoot(t)
+	unlock, err := flockFile(usersLockFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if err := retry("groupadd", "-f", name); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts {
+		if err := retry("usermod", "-a", "-G", name, h.User); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile("/etc/group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Split(line, ":"); len(f) == 4 && f[0] == name {
+			if gid, err := strconv.Atoi(f[2]); err == nil {
+				return gid
+			}
+		}
+	}
+	t.Fatalf("group %s missing from /etc/group after groupadd", name)
+	return -1
+}

@@ -19,10 +19,14 @@ h_create() {
 		return 1
 	fi
 	# The holder process: this host command, for as long as it works
-	# under the lock (the exited rule); a manual hold outlives it and names
+	# under the lock (the exited rule: its pid and, where /proc is this
+	# namespace's, its start time); a manual hold outlives it and names
 	# none.
 	h_hp=- h_hs=-
-	if [ -z "$h_manual" ] && h_pstat $$; then h_hp=$$ h_hs=$h_pst; fi
+	if [ -z "$h_manual" ]; then
+		h_hp=$$
+		if h_pstat $$; then h_hs=$h_pst; fi
+	fi
 	# When the lock was taken: also a run's start and the guardian's first
 	# reading of the clock (h_since).
 	h_since=$(date +%s)

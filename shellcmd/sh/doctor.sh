@@ -12,6 +12,7 @@
 # instead of stopping on them.
 
 h_op_doctor() {
+	h_procown
 	h_dr_login
 	h_dr_sh
 	h_dr_userland
@@ -235,18 +236,18 @@ h_dr_boot() {
 	fi
 }
 
-# h_dr_proc: /proc is this login's own (its /proc/self is this shell), and
-# its PID namespace can be read: the exited rule and the previous-boot rule
-# within a boot need both.
+# h_dr_proc: /proc is this login's own (its /proc/self is this shell,
+# h_procown), and its PID namespace can be read: the exited rule and the
+# previous-boot rule within a boot need both.
 h_dr_proc() {
-	if [ "$h_pidns" != - ]; then
+	if [ "$h_pidns" != - ] && h_procown; then
 		h_dr_check proc ok "$h_pidns" "/proc/self is this shell; PID namespace $h_pidns, its PID 1 started at tick $h_init"
 	elif [ ! -d /proc/self ]; then
 		h_dr_check proc warn - "no /proc: hoist cannot tell that a lock's holder has exited, so its lock is freed only when its lease runs out"
-	elif { IFS= read -r h_drx </proc/self/stat; } 2>/dev/null && [ "${h_drx%% *}" = "$$" ]; then
+	elif h_procown; then
 		h_dr_check proc warn - "/proc/self is this shell, but its PID namespace cannot be read (readlink /proc/self/ns/pid)"
 	else
-		h_dr_check proc warn - "/proc belongs to another PID namespace (/proc/self is not this shell): hoist cannot tell that a lock's holder has exited"
+		h_dr_check proc warn - "/proc belongs to another PID namespace (/proc/self is not this shell): hoist follows a run's command by wait and kill -0 there, and frees a lock whose holder was killed when its lease runs out"
 	fi
 }
 

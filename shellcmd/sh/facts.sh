@@ -3,8 +3,8 @@
 # The boot evidence (docs/protocol.md, "Previous boot"): the machine
 # (/etc/machine-id and the host name), the kernel's boot_id, and the PID
 # namespace with the start time of its PID 1 (field 22 of /proc/1/stat). The
-# namespace is read only when /proc belongs to it, that is when /proc/self is
-# this shell. Anything that cannot be read stays "-", and an unknown fact
+# namespace is read only when /proc belongs to it (h_procown: /proc/self is
+# this shell). Anything that cannot be read stays "-", and an unknown fact
 # never makes a lock stealable.
 h_mach=- h_bootid=- h_pidns=- h_init=-
 # The host name as uname -n gives it, from /proc where Linux has it (no
@@ -14,7 +14,7 @@ if { IFS= read -r h_x </etc/machine-id || IFS= read -r h_x </var/lib/dbus/machin
 	[ -z "$h_y" ] || h_mach=$h_x:$h_y
 fi
 { IFS= read -r h_bootid </proc/sys/kernel/random/boot_id; } 2>/dev/null || h_bootid=-
-if { IFS= read -r h_x </proc/self/stat; } 2>/dev/null && [ "${h_x%% *}" = "$$" ]; then
+if h_procown; then
 	h_x=$(readlink /proc/self/ns/pid 2>/dev/null) || h_x=
 	case $h_x in "pid:["*"]") h_x=${h_x#pid:?} h_pidns=${h_x%?} ;; esac
 	if { IFS= read -r h_x </proc/1/stat; } 2>/dev/null; then

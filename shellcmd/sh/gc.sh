@@ -48,7 +48,7 @@ h_idle() {
 # nothing wants it, then delete it; sweep what hoist left behind. Only what
 # hoist provably made is ever deleted: runtimes with hoist's mark, and paths
 # with hoist's names and a token in them. Anything else in the store is
-# reported (KEEP name unmarked) and left alone. With h_dry the plan is said
+# reported (KEEP unmarked name) and left alone. With h_dry the plan is said
 # and nothing changes.
 h_op_gc() {
 	if [ ! -d "$h_store" ]; then
@@ -81,14 +81,14 @@ h_op_gc() {
 			h_why=newest
 		fi
 		if [ -n "$h_why" ]; then
-			h_say KEEP "$h_i" "$h_why"
+			h_say KEEP "$h_why" "$h_i"
 		else
 			h_victims="$h_victims$h_i
 "
 		fi
 	done
-	for h_i in $h_unmarked; do h_say KEEP "$h_i" unmarked; done
 	IFS=$h_ifs
+	h_gc_unmarked
 	h_gc_delete
 	h_gc_sweep
 	h_release_say
@@ -96,9 +96,8 @@ h_op_gc() {
 }
 
 # h_gc_collect: h_all, the marked runtimes newest first ("order id"
-# lines); h_unmarked, store entries without a mark; h_stages, leftovers with
-# hoist's names. A mark whose runtime is missing (a promotion cut short
-# before its rename) is a leftover too.
+# lines); h_stages, leftovers with hoist's names. A mark whose runtime is
+# missing (a promotion cut short before its rename) is a leftover too.
 h_gc_collect() {
 	set +f
 	h_all=$(for h_mf in "$h_store"/.meta/*; do
@@ -108,12 +107,6 @@ h_gc_collect() {
 		h_meta "$h_i"
 		printf '%s %s\n' "${h_mord:-0}" "$h_i"
 	done | sort -rn)
-	h_unmarked=$(for h_d in "$h_store"/*; do
-		h_i=${h_d##*/}
-		if [ -e "$h_d" ] || [ -L "$h_d" ]; then
-			h_isid "$h_i" && [ -f "$h_store/.meta/$h_i" ] || printf '%s\n' "$h_i"
-		fi
-	done)
 	h_stages=$(for h_d in "$h_store"/.stage-* "$h_store"/.trash-* "$h_lock".* "$h_runs"/*; do
 		h_n=${h_d##*/}
 		case $h_n in
@@ -129,6 +122,23 @@ $(for h_mf in "$h_store"/.meta/* "$h_store"/.files/*; do
 		h_i=${h_mf##*/}
 		[ -f "$h_mf" ] && h_isid "$h_i" && [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && printf '%s\n' "$h_mf"
 	done)"
+	set -f
+}
+
+# h_gc_unmarked: says KEEP unmarked for each entry of the store that is not
+# a runtime with hoist's mark: gc never deletes it. Its name may hold
+# anything, spaces and line breaks too: each is said as it is found
+# (h_pct), never through a list split on words or lines.
+h_gc_unmarked() {
+	set +f
+	for h_d in "$h_store"/*; do
+		set -f
+		h_i=${h_d##*/}
+		{ [ -e "$h_d" ] || [ -L "$h_d" ]; } || continue
+		if ! { h_isid "$h_i" && [ -f "$h_store/.meta/$h_i" ]; }; then
+			h_say KEEP unmarked "$(h_pct "$h_i")"
+		fi
+	done
 	set -f
 }
 
@@ -197,7 +207,7 @@ h_gc_delete() {
 			# Put back only onto an absent name: mv would move it into an
 			# existing directory.
 			if [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && mv "$h_store/.trash-$h_rid-$h_i" "$h_store/$h_i"; then
-				h_say KEEP "$h_i" in-use
+				h_say KEEP in-use "$h_i"
 			else
 				h_say ERROR gc "could not put $h_i back; it is in $h_storedir/.trash-$h_rid-$h_i"
 			fi
@@ -266,7 +276,7 @@ h_gc_sweep() {
 			fi
 		elif [ "${h_d%/*}" != "$h_runs" ] || [ ! -f "$h_d/info" ]; then
 			# A run's record is kept for a week: not worth a line.
-			h_say KEEP "$h_n" fresh
+			h_say KEEP fresh "$h_n"
 		fi
 	done
 	IFS=$h_ifs

@@ -7,6 +7,22 @@ h_say() {
 	printf '\n%s\n' "$h_sayl"
 }
 
+# h_pct TEXT: prints TEXT as the last field of a verdict, which takes the
+# rest of the line: spaces stay, and "%" and the line breaks are
+# percent-encoded (%25, %0A, %0D), which the client decodes
+# (shellcmd.Unpct) before it escapes what it prints. A name of the usual
+# characters costs no process.
+h_pct() {
+	case $1 in
+	*[!A-Za-z0-9._+:@,~/\ -]*) ;;
+	*)
+		printf '%s' "$1"
+		return
+		;;
+	esac
+	printf '%s\n' "$1" | awk 'BEGIN { ORS = "" } { gsub(/%/, "%25"); gsub(/\r/, "%0D"); if (NR > 1) print "%0A"; print }'
+}
+
 # h_oneline TEXT: TEXT on one line, for a verdict, and at most 2000
 # characters: a tool's complaints (tar's, one per file) can be endless.
 h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   ' | cut -c 1-2000; }

@@ -20,6 +20,16 @@ h_op_status() {
 	esac
 }
 
+# h_op_root: where the store's root is on this host: its physical path
+# (cd -P) where it exists, else as given (a ~/ root with the login's HOME).
+# Read-only. With the facts (machine, boot, PID namespace, login) it tells
+# two targets of one command that reach the same store, which the client
+# then works on once.
+h_op_root() {
+	h_rr=$(cd -P -- "$h_root" 2>/dev/null && pwd -P) || h_rr=$h_root
+	h_say ROOT "$(h_pct "$h_rr")"
+}
+
 # A manual hold outlives this command, so the client must confirm it received
 # the token (ack); without that nobody could release it, and it is released
 # here at once.

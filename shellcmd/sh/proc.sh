@@ -1,12 +1,43 @@
 # Processes on the host: the holder a lock's record names, and the process
-# group a run's command gets. Linux /proc only; anything that cannot be read
-# is doubt, and doubt means alive.
+# group a run's command gets. Linux /proc, and only where it is this PID
+# namespace's (h_procown); anything that cannot be read is doubt, and doubt
+# means alive.
+
+# h_procown: sets h_proc when /proc is this PID namespace's, so that a pid
+# of this shell's is the same process there: /proc/self, read by this shell
+# itself (a builtin's redirection starts no process), is $$, and, where
+# Linux says (NSpid), this shell has that one pid in /proc's namespace.
+# Under unshare -p --fork without --mount-proc, /proc is the parent
+# namespace's: $$ names another process there, or none. Without h_proc no
+# pid is looked up in /proc: a command is followed by wait and kill -0,
+# which look in this namespace, and the lease decides the rest. Call it in
+# the command's own shell: in a subshell $$ is not /proc/self.
+h_procown() {
+	h_proc=
+	{ IFS= read -r h_pl </proc/self/stat; } 2>/dev/null && [ "${h_pl%% *}" = "$$" ] || return 1
+	h_ifs=$IFS
+	IFS=' 	'
+	while read -r h_pk h_pl h_px; do
+		case $h_pk in
+		NSpid:)
+			IFS=$h_ifs
+			[ "$h_pl" = "$$" ] && [ -z "$h_px" ] || return 1
+			h_proc=1
+			return 0
+			;;
+		esac
+	done 2>/dev/null </proc/self/status
+	IFS=$h_ifs
+	h_proc=1
+}
 
 # h_pstat PID: reads /proc/PID/stat with builtins: h_pstate (R, S, Z, ...)
 # and h_pst, its start time in clock ticks after boot. Fails when the file
-# cannot be read (no such process, or no /proc).
+# cannot be read (no such process, or no /proc) or /proc is not this
+# namespace's (h_proc).
 h_pstat() {
 	h_pstate= h_pst=
+	[ -n "$h_proc" ] || return 1
 	{ IFS= read -r h_pl <"/proc/$1/stat"; } 2>/dev/null || return 1
 	# The command name, in parentheses, may hold anything: the fields
 	# start after its last ") ".
@@ -24,10 +55,11 @@ h_pstat() {
 }
 
 # h_gone PID START: the process PID that started at START has exited: /proc
-# answers and has no such process, or it is a zombie, or PID is another
-# process now (another start time). Fails when that cannot be told.
+# (this namespace's) answers and has no such process, or it is a zombie, or
+# PID is another process now (another start time). Fails when that cannot
+# be told.
 h_gone() {
-	[ -d /proc/self ] || return 1
+	[ -n "$h_proc" ] || return 1
 	if ! h_pstat "$1"; then
 		[ ! -e "/proc/$1" ]
 		return
@@ -57,7 +89,9 @@ h_cmdread() {
 
 # h_cmdalive: a process of the run's command (h_scr/pgid: "g PGID" for a
 # group of its own, "p PID" where the host has no setsid) is still there.
-# An unreadable or unfinished pgid file is doubt: alive.
+# An unreadable or unfinished pgid file is doubt: alive. Without this
+# namespace's /proc, kill -0 alone tells, and a zombie counts until it is
+# reaped.
 h_cmdalive() {
 	h_cmdread || return 0
 	case $h_gk:$h_gp in
@@ -73,7 +107,8 @@ h_cmdalive() {
 			[ "$h_pstate" != Z ] && [ "$h_pstate" != X ]
 			return
 		fi
-		[ -d /proc/self ] && return 1
+		[ -n "$h_proc" ] && return 1
+		h_gerr=$(LC_ALL=C kill -s 0 "$h_gp" 2>&1) && return 0
 		;;
 	p:[0-9]*) h_gerr=$(LC_ALL=C kill -s 0 "$h_gp" 2>&1) && return 0 ;;
 	*) return 0 ;;
@@ -84,10 +119,10 @@ h_cmdalive() {
 
 # h_grplive PGID: the process group has a member that is not a zombie. A
 # zombie has exited; it stays in its group until its parent (often PID 1,
-# for a command whose host shell died) reaps it. Without /proc every member
-# counts.
+# for a command whose host shell died) reaps it. Without this namespace's
+# /proc (h_proc) every member counts.
 h_grplive() {
-	[ -d /proc/self ] || return 0
+	[ -n "$h_proc" ] || return 0
 	h_gq=$1
 	set +f
 	for h_pf in /proc/[0-9]*/stat; do

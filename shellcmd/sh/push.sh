@@ -42,16 +42,7 @@ h_op_pushcheck() {
 	h_stage=$h_store/.stage-$h_stok
 	h_resume
 	case $? in
-	1)
-		if ! h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
-			h_say ERROR mkdir "$(h_oneline "$h_e")"
-			return
-		fi
-		if ! h_newstage; then
-			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") was not the private directory just made there when it was entered ($(h_oneline "${h_sm:-not one}")): someone renames entries in $h_storedir (its group may write it); nothing was written or removed: push again, and find out who if it happens again"
-			return
-		fi
-		;;
+	1) h_mkstage || return ;;
 	2)
 		h_say ERROR stage "the stage taken over to resume $h_id was not the one claimed when it was entered: someone renames entries in $h_storedir (its group may write it); nothing was written or removed: push again, and find out who if it happens again"
 		return
@@ -95,7 +86,10 @@ h_op_pushcheck() {
 # directory elsewhere that a symlink put at the name leads to: test -ef
 # compares device and inode, in the shell), a directory the login owns and
 # nobody else may enter or change (mode 700, no ACL, read as h_paths reads
-# its directories: h_lsmode; h_sm is what ls said). Every stage operation after it uses relative paths: in a store a
+# its directories: h_lsmode; h_sm is what ls said). The setgid bit is
+# allowed (2700): a store a team shares is setgid (docs/protocol.md), and a
+# directory made in it inherits the bit, which opens it to nobody; only the
+# owner (the login) or root can give it to a directory of the login's. Every stage operation after it uses relative paths: in a store a
 # team shares, a member may rename the stage and put a directory or a
 # symlink of their own at its name, and a path through that name could then
 # lead anywhere, the login's own files included. The directory entered
@@ -108,7 +102,7 @@ h_enter() {
 	case $h_sm in ??????????+*) return 1 ;; esac
 	# shellcheck disable=SC2086 # ls's fields, split on purpose
 	h_lsmode $h_sm
-	[ "$h_lt" = directory ] && [ "$h_lu" = "$h_uid" ] && [ "$h_lm" = 700 ]
+	[ "$h_lt" = directory ] && [ "$h_lu" = "$h_uid" ] && { [ "$h_lm" = 700 ] || [ "$h_lm" = 2700 ]; }
 }
 
 # h_ourkey: the stage this command is in holds this push's key.
@@ -181,9 +175,30 @@ h_claim() {
 # h_unclaim: gives the mark h_claim took back.
 h_unclaim() { mv "claimed-$h_stok" resume 2>/dev/null; }
 
+# h_mkstage: makes the stage (h_stage) of a push that resumes none, private
+# to the login, and enters it (h_newstage). A stage refused there is
+# removed when the name still holds an empty directory (rmdir removes
+# nothing else, and never follows a link; an empty directory loses nobody
+# anything), and the refusal says what was found: the file system did not
+# make the directory as asked, or someone renamed it.
+h_mkstage() {
+	if ! h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
+		h_say ERROR mkdir "$(h_oneline "$h_e")"
+		return 1
+	fi
+	h_newstage && return 0
+	h_e="left as it is"
+	if cd / && rmdir -- "$h_stage" 2>/dev/null; then h_e="removed"; fi
+	h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok"), just made by this push, was not an empty directory of the login's that only it may enter when the push entered it ($(h_oneline "${h_sm:-not a directory in $h_storedir}")): either the file system there does not keep the owner and mode a directory is made with, or someone who may write $h_storedir renamed it; nothing was written in it, and it was $h_e: push again, and if it happens again, look at how $h_storedir is mounted and who may write it"
+	return 1
+}
+
 # h_newstage: h_enter, into the stage just made: it must be empty (what
 # else was there, had the name been swapped for a link, is never
-# overwritten), and gets the push's key, never over a file.
+# overwritten), and gets the push's key, never over a file. The setgid bit
+# a team's store passes on (h_enter) is cleared, from inside: what the push
+# makes in the stage is then made as in any store, and the runtime's modes
+# are the artifact's.
 h_newstage() {
 	h_enter || return 1
 	set +f
@@ -194,6 +209,7 @@ h_newstage() {
 		fi
 	done
 	set -f
+	if [ "$h_lm" = 2700 ]; then chmod g-s . 2>/dev/null; fi
 	# echo is built into every shell (printf is not into mksh): the key
 	# never shows in a process list.
 	(set -C && echo "$h_skey" >key) 2>/dev/null

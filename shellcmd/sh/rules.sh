@@ -33,24 +33,25 @@ h_stealable() {
 # h_exited: the host process that holds the lock (the record's hpid, started
 # at hstart) has exited, and so has every process of its command's group
 # (runs/<token>/pgid, when it started one). Only for a holder of this boot,
-# this PID namespace (with /proc its own) and this login (another login's
-# processes may be hidden from it); a manual hold names no process. Sets
-# h_pwhy: alive, exited, or why the rule does not apply (none: a manual
-# hold; boot, pidns, uid: another one; unknown: /proc could not tell).
+# this PID namespace and this login (another login's processes may be
+# hidden from it), judged where /proc is this namespace's (h_proc), and
+# recorded where it was too (the record's pidns and hstart known); a manual
+# hold names no process. Sets h_pwhy: alive, exited, or why the rule does
+# not apply (none: a manual hold; boot, pidns, uid: another one; unknown:
+# /proc could not tell, here or where the record was written).
 h_exited() {
 	h_pwhy=none
-	[ -n "$h_r_hpid" ] && [ -n "$h_r_hst" ] || return 1
+	[ -n "$h_r_hpid" ] || return 1
 	h_pwhy=boot
 	[ "${h_bootid:--}" != - ] && [ "$h_r_boot" = "$h_bootid" ] || return 1
+	h_pwhy=unknown
+	[ -n "$h_proc" ] && [ "${h_pidns:--}" != - ] && [ -n "$h_r_ns" ] && [ -n "$h_r_hst" ] || return 1
 	h_pwhy=pidns
-	[ "${h_pidns:--}" != - ] && [ "$h_r_ns" = "$h_pidns" ] || return 1
+	[ "$h_r_ns" = "$h_pidns" ] || return 1
 	h_pwhy=uid
 	[ "${h_uid:--}" != - ] && [ "$h_r_huid" = "$h_uid" ] || return 1
 	h_pwhy=alive
-	if ! h_gone "$h_r_hpid" "$h_r_hst"; then
-		[ -d /proc/self ] || h_pwhy=unknown
-		return 1
-	fi
+	h_gone "$h_r_hpid" "$h_r_hst" || return 1
 	h_pgf=$h_runs/$h_tok/pgid
 	if [ -e "$h_pgf" ] || [ -L "$h_pgf" ]; then
 		# The holder's command group, written before the command starts.

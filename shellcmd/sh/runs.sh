@@ -133,11 +133,18 @@ h_op_logs() {
 # h_runkilled: the run has no status, and neither its host command (info's
 # pid and start) nor its guardian ("guard": pid and start) is there any more,
 # or the host has booted since. A pid alone proves nothing: after a reboot
-# the follower's own shell may have the run's old pid.
+# the follower's own shell may have the run's old pid. Where /proc is not
+# this namespace's (h_proc), no start time was recorded: the guardian is
+# known by its sign of life instead, a touch of the run's directory every
+# minute, and a run quiet for five minutes is over.
 h_runkilled() {
 	[ ! -f "$h_scr/status" ] || return 1
 	if [ -n "$h_iboot" ] && [ "$h_iboot" != - ] && [ "${h_bootid:--}" != - ]; then
 		[ "$h_iboot" = "$h_bootid" ] || return 0
+	fi
+	if [ -z "$h_proc" ]; then
+		h_f=$(find "$h_scr" -mmin -5 2>/dev/null) && [ -z "$h_f" ]
+		return
 	fi
 	[ -n "$h_ipid" ] && [ -n "$h_ipst" ] && h_gone "$h_ipid" "$h_ipst" || return 1
 	{ read -r h_gp h_gs <"$h_scr/guard"; } 2>/dev/null || return 0

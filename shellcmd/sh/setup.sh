@@ -17,6 +17,8 @@ h_setup() {
 	# The lease this command's own lock carries; a command working under a
 	# manual hold (h_hold) takes the hold's (h_ownlease).
 	h_mylease=$h_lease
+	# Whether pids can be looked up in /proc, proven in this shell.
+	h_procown
 	h_every=1
 	if [ "$h_nap" != 1 ]; then h_every=10; fi
 	h_acktries=$((30 * h_every))

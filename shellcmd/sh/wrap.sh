@@ -23,8 +23,9 @@ h_run() {
 		# The command's own pid, which setsid keeps (a background job of
 		# a shell without job control is never a group leader, so setsid
 		# does not fork): written before it starts, so the group is
-		# known whatever happens to this shell.
-		if { IFS= read -r h_x </proc/self/stat; } 2>/dev/null; then
+		# known whatever happens to this shell. /proc/self names it only
+		# where /proc is this namespace's.
+		if [ -n "$h_proc" ] && { IFS= read -r h_x </proc/self/stat; } 2>/dev/null; then
 			if [ -n "$h_setsid" ]; then echo "g ${h_x%% *}"; else echo "p ${h_x%% *}"; fi >"$h_scr/pgid"
 		fi
 		h_cmd
@@ -92,10 +93,10 @@ h_unguard() {
 #     means the lock is lost ("leaselost"): the heartbeats stop and the
 #     command is stopped;
 #   - stops the run's command when asked ("stop"), when the lease is lost,
-#     or when this host command's shell died (killed): SIGTERM to its
-#     group, SIGKILL after the grace period; once nothing of it is left
-#     after the shell died, it releases the lock (owner-checked) itself and
-#     writes the run's status as unknown.
+#     or when this host command's shell died (killed; h_shellgone): SIGTERM
+#     to its group, SIGKILL after the grace period; once nothing of it is
+#     left after the shell died, it releases the lock (owner-checked)
+#     itself and writes the run's status as unknown.
 # It polls every h_nap for two seconds, then every quarter second; USR1
 # cuts a nap short, or skips the next one when it comes between naps. It
 # ends when "done" appears (h_unguard) or the scratch directory goes, with
@@ -133,7 +134,7 @@ h_guard() {
 		[ -z "$h_last" ] || break
 		# The first poll comes just after the lock was taken (h_since).
 		if [ "$h_ri" -eq 0 ] && [ -n "$h_since" ]; then h_now=$h_since; else h_now=$(date +%s); fi
-		if [ -z "$h_orphan" ] && [ -n "$h_self" ] && h_gone $$ "$h_self"; then h_orphan=1; fi
+		if [ -z "$h_orphan" ] && h_shellgone; then h_orphan=1; fi
 		if [ -z "$h_glost" ] && [ -z "$h_orphan" ] && [ "$h_now" -ge "$h_next" ]; then
 			if h_renew; then
 				h_next=$((h_now + h_beat))
@@ -175,6 +176,21 @@ h_guard() {
 		h_sl= h_wake=
 	done
 	if [ -n "$h_lost" ]; then true 2>/dev/null >"$h_scr/lost"; fi
+}
+
+# h_shellgone: the guardian's look at this host command's shell ($$, whose
+# child it is): gone by its start time (h_self) where /proc is this
+# namespace's; elsewhere by kill -0, which looks in this namespace: no such
+# process. A pid is reused only after the kernel has gone round all the
+# others, not within a poll.
+h_shellgone() {
+	if [ -n "$h_proc" ]; then
+		[ -n "$h_self" ] && h_gone $$ "$h_self"
+		return
+	fi
+	h_gerr=$(LC_ALL=C kill -s 0 $$ 2>&1) && return 1
+	case $h_gerr in *"No such process"*) return 0 ;; esac
+	return 1
 }
 
 # h_status STATUS: the run's end, "<status> <end>", written whole (a reader

@@ -66,7 +66,10 @@
 // stay, and its host process (the one its records name) is gone, so the
 // exited rule lets anyone take its lock at once (a record of this boot
 // only; the process is named by pid and start time, so a reused pid is not
-// it). Without Config.CrashMoves, a crash is a client never scheduled
+// it). The host's rule is narrower: it fires only where /proc is proven
+// the namespace's, on both sides (h_procown). Elsewhere a crashed client
+// is, to the others, one that stalls for ever, never scheduled again, its
+// lock waiting for its lease: a run the model explores. Without Config.CrashMoves, a crash is a client never scheduled
 // again, and the creator of the lock a sample looks at may crash just
 // before it. The environment may reboot the host (Config.Reboots): every
 // client stops, every record becomes a previous boot's (stealable at once

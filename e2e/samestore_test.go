@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoistdev/hoist/e2e/sshd"
+)
+
+// TestTwoAliasesOfOneStoreAreWorkedOnOnce: two aliases of one sshd, in one
+// command, reach one store (the same machine, boot and login, and root):
+// it is worked on once, and one line names both targets. rollback goes
+// back once, not twice (which would end where it started); lock acquire
+// holds once, instead of the second waiting behind the first's hold until
+// --wait ends (75). The same target given twice is worked on once and said
+// so; two logins with their own ~/ roots are two stores, both worked on;
+// doctor, which looks at the connection too, checks every target.
+func TestTwoAliasesOfOneStoreAreWorkedOnOnce(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	cfg := writeConfig(t, hostBlock("web-a", h), hostBlock("web-b", h))
+	root := filepath.Join(h.Dir, "store")
+	c := sshConfigCLI(t, cfg, root)
+	idA := pushJSON(t, c, "-H", "web-a", "--activate", "--name", "app", sourceTree(t, "a"))["id"].(string)
+	pushJSON(t, c, "-H", "web-a", "--activate", "--name", "app", sourceTree(t, "b"))
+	current := func() string {
+		t.Helper()
+		cur, err := os.Readlink(filepath.Join(root, "current"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimPrefix(cur, "runtimes/")
+	}
+	once := func(t *testing.T, r run, first, second string) {
+		t.Helper()
+		want := "hoist: " + second + ": the same store as " + first
+		if n := strings.Count(r.stderr, "the same store as"); n != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("want one line %q on stderr:\n%s", want, r)
+		}
+	}
+
+	r := c.run("-H", "web-a,web-b", "rollback")
+	first, _, _ := strings.Cut(r.stdout, ":")
+	if r.code != 0 || current() != idA || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, ": current is "+idA) {
+		t.Errorf("rollback on both aliases: want exit 0, current %s (rolled back once), one result line; current %s:\n%s", idA, current(), r)
+	}
+	once(t, r, first, map[string]string{"web-a": "web-b", "web-b": "web-a"}[first])
+	if hist := c.run("-H", "web-a", "history"); strings.Count(hist.stdout, "rollback") != 1 {
+		t.Errorf("history: want one rollback:\n%s", hist)
+	}
+
+	r = c.run("-H", "web-b,web-a", "lock", "acquire", "--wait", "3s")
+	tokens := strings.Fields(r.stdout)
+	if r.code != 0 || len(tokens) != 2 {
+		t.Fatalf("lock acquire on both aliases: want exit 0 and one hold:\n%s", r)
+	}
+	// The first to reach the store works on it: a slow host holds up no
+	// other.
+	other := map[string]string{"web-a": "web-b", "web-b": "web-a"}[tokens[0]]
+	once(t, r, tokens[0], other)
+	if rel := c.run("-H", "web-b", "lock", "release", "--token", tokens[1]); rel.code != 0 {
+		t.Fatalf("release: %s", rel)
+	}
+
+	r = c.run("--json", "-H", "web-a,web-b", "lock", "status")
+	var objs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatalf("--json lock status: %v\n%s", err, r)
+		}
+		objs = append(objs, o)
+	}
+	if r.code != 0 || len(objs) != 2 {
+		t.Fatalf("--json lock status: want two objects:\n%s", r)
+	}
+	if objs[0]["same_store_as"] != nil {
+		objs[0], objs[1] = objs[1], objs[0]
+	}
+	if objs[0]["locked"] != false || objs[1]["same_store_as"] != objs[0]["host"] || objs[1]["ok"] != true || objs[1]["exit"] != 0.0 {
+		t.Errorf("--json lock status: want one status, and the other target's object naming it as the same store:\n%s", r)
+	}
+
+	// doctor looks at each target as reached: both.
+	if r := c.run("-H", "web-a,web-b", "doctor"); strings.Contains(r.stderr, "same store") ||
+		!strings.Contains(r.stdout, "web-a:") || !strings.Contains(r.stdout, "web-b:") {
+		t.Errorf("doctor on both aliases: want a checklist for each:\n%s", r)
+	}
+
+	r = c.run("-H", "web-a,web-a", "lock", "status")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, "hoist: web-a: given more than once") {
+		t.Errorf("the same target twice: want one result and a line saying so:\n%s", r)
+	}
+
+	t.Run("two logins, each its own store", func(t *testing.T) {
+		sshd.RequireRoot(t)
+		d := sshd.Start(t, sshd.Options{Shell: "dash"})
+		cfg := writeConfig(t, hostBlock("web-a", h), hostBlock("web-d", d))
+		rel := "samestore-" + filepath.Base(h.Dir)
+		for _, home := range []string{h.Home, d.Home} {
+			t.Cleanup(func() { os.RemoveAll(filepath.Join(home, rel)) })
+		}
+		c := sshConfigCLI(t, cfg, "~/"+rel)
+		r := c.run("-H", "web-a,web-d", "lock", "status")
+		if r.code != 0 || strings.Count(r.stdout, "\n") != 2 || strings.Contains(r.stderr, "same store") {
+			t.Errorf("two logins, ~/ roots: want both worked on:\n%s", r)
+		}
+	})
+}
