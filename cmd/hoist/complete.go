@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,6 +126,7 @@ func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) (
 	if len(args) > 0 {
 		return nil, none
 	}
+	a.g.parsedTwice()
 	targets, err := a.targets()
 	if err != nil {
 		return nil, none
@@ -199,4 +201,26 @@ func cutLast(s, sep string) (before, after string, found bool) {
 		return s[:i], s[i+len(sep):], true
 	}
 	return s, "", false
+}
+
+// parsedTwice undoes cobra's second parse of the line being completed:
+// getCompletions parses its flags twice (once with "--" appended), so the
+// flags that accumulate (-H, -i, -o, and the ssh flags in the order given)
+// hold every value twice, and ssh -G would see "-J x -J x". The first half
+// is the line's.
+func (g *globals) parsedTwice() {
+	n := len(g.sshArgs) / 2
+	if n > 0 && len(g.sshArgs)%2 == 0 && slices.Equal(g.sshArgs[:n], g.sshArgs[n:]) {
+		g.sshArgs = g.sshArgs[:n]
+		for t, at := range g.targetAt {
+			if at >= n {
+				g.targetAt[t] = at - n
+			}
+		}
+	}
+	for _, l := range []*[]string{&g.hosts, &g.identities, &g.sshOpts} {
+		if n := len(*l) / 2; len(*l)%2 == 0 && slices.Equal((*l)[:n], (*l)[n:]) {
+			*l = (*l)[:n]
+		}
+	}
 }
