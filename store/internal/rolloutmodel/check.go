@@ -55,7 +55,7 @@ func (m *Model) stateViolations(s *State) [][2]string {
 	}
 	for _, kh := range m.kh {
 		c := s.cmd(kh.k, kh.h)
-		if c.Lost && !c.ended() && c.Pos != PIdle {
+		if c.Lost && !c.ended() && waitsForClient(c.Pos) {
 			n := *s
 			if !m.hostStep(&n, kh.k, kh.h, 0, nil) && !m.hostStep(&n, kh.k, kh.h, 1, nil) {
 				bad(LeaseBound, "%s at %s waits for ever for a client that is gone, and keeps renewing its lock", kindName(kh.k, kh.h), c.Pos)
@@ -64,6 +64,10 @@ func (m *Model) stateViolations(s *State) [][2]string {
 	}
 	return v
 }
+
+// waitsForClient reports whether a host command at p waits for a line from
+// its client (a wait for the lock is bounded by the lock's rules).
+func waitsForClient(p Pos) bool { return p == PArmed || p == PHealthy || p == PReady || p == PHeld }
 
 // checkStep checks the step l from s to n: a record, once written, never
 // changes.

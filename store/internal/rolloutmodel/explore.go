@@ -26,6 +26,7 @@ func (v *Violation) String() string {
 type Result struct {
 	States, Transitions int
 	Complete            bool // false when MaxStates cut the search
+	Stopped             bool // the search ended at the violations Config.StopAfter sought
 	Depth               int  // the longest of the shortest runs explored
 	// CompleteDepth is, when MaxStates cut the search, how many moves from
 	// a start every state is explored to (breadth first); else Depth.
@@ -93,6 +94,7 @@ func (m *Model) Explore() *Result {
 		})
 	}
 	x.res.States = len(x.states)
+	x.res.Stopped = x.stopped()
 	if x.res.Complete {
 		x.res.CompleteDepth = x.res.Depth
 	}

@@ -20,18 +20,22 @@ var (
 	// Two hosts, the coordinator's crash at any step and one fault, the
 	// new runtime failing on any set of hosts.
 	two = Config{Mode: Atomic, Hosts: 2, Faults: 1}
-	// Two hosts with another command on the decider, or on the other host,
-	// one fault and one stall.
-	twoOtherOnDecider = Config{Mode: Atomic, Hosts: 2, OtherOn: 1, Faults: 1, Stalls: 1, Unhealthy: []uint8{0, 1}}
-	twoOtherElsewhere = Config{Mode: Atomic, Hosts: 2, OtherOn: 2, Faults: 1, Stalls: 1, Unhealthy: []uint8{0, 2}}
+	// Two hosts with another command on the decider, or on the other host:
+	// one stall (it takes a stalled participant's lock once its lease ran
+	// out, and settles the host while the participant still has one
+	// mutation to make), or one fault (it settles what a killed host shell
+	// or a reboot left).
+	twoOtherOnDecider = Config{Mode: Atomic, Hosts: 2, OtherOn: 1, Stalls: 1, Unhealthy: []uint8{0, 1}}
+	twoOtherElsewhere = Config{Mode: Atomic, Hosts: 2, OtherOn: 2, Stalls: 1, Unhealthy: []uint8{0, 2}}
+	twoOtherFault     = Config{Mode: Atomic, Hosts: 2, OtherOn: 2, Faults: 1, Unhealthy: []uint8{0, 2}}
 	// Two hosts and a resume after the coordinator ended, which may itself
 	// crash: with a stall, or with a fault.
-	twoResumeStall = Config{Mode: Atomic, Hosts: 2, Resumer: true, Stalls: 1, Unhealthy: []uint8{0, 2}}
+	twoResumeStall = Config{Mode: Atomic, Hosts: 2, Resumer: true, Stalls: 1, Unhealthy: []uint8{0}}
 	twoResumeFault = Config{Mode: Atomic, Hosts: 2, Resumer: true, Faults: 1, Unhealthy: []uint8{0, 2}}
 	// A resume that starts while the coordinator still runs (a second
 	// operator); with a stall, bounded.
 	twoResumeAnytime      = Config{Mode: Atomic, Hosts: 2, Resumer: true, ResumeAnytime: true, Unhealthy: []uint8{0, 2}}
-	twoResumeAnytimeStall = Config{Mode: Atomic, Hosts: 2, Resumer: true, ResumeAnytime: true, Stalls: 1, Unhealthy: []uint8{0}, MaxStates: 150_000}
+	twoResumeAnytimeStall = Config{Mode: Atomic, Hosts: 2, Resumer: true, ResumeAnytime: true, Stalls: 1, Unhealthy: []uint8{0}, MaxStates: 100_000}
 	// Three hosts: every set of failing hosts and no fault, or one fault.
 	three      = Config{Mode: Atomic, Hosts: 3}
 	threeFault = Config{Mode: Atomic, Hosts: 3, Faults: 1, Unhealthy: []uint8{0, 4}}
@@ -43,7 +47,10 @@ func explore(t *testing.T, cfg Config) *Result {
 	begin := time.Now()
 	r := New(cfg).Explore()
 	bound := "exhaustive"
-	if !r.Complete {
+	switch {
+	case r.Stopped:
+		bound = "stopped once every violation sought was found"
+	case !r.Complete:
 		bound = fmt.Sprintf("bounded at %d states (every state within %d moves of a start)", cfg.MaxStates, r.CompleteDepth)
 	}
 	t.Logf("%s, %s: %d states (%d where everyone stopped), %d transitions, shortest runs up to %d moves, %v; a resume finished within %d steps",
@@ -134,13 +141,12 @@ func TestSingleHostActivation(t *testing.T) {
 // set of hosts.
 func TestAtomicTwoHosts(t *testing.T) { checkDesign(t, two) }
 
-// TestAtomicOtherCommand adds another command on the decider, or on the
-// other host, which may take a stalled participant's lock once its lease
-// ran out and settle the host while the participant still has one
-// mutation to make.
+// TestAtomicOtherCommand adds another command that switches current: on
+// the decider or on the other host with a stall, and with a fault.
 func TestAtomicOtherCommand(t *testing.T) {
-	t.Run("on the decider", func(t *testing.T) { checkDesign(t, twoOtherOnDecider) })
-	t.Run("elsewhere", func(t *testing.T) { checkDesign(t, twoOtherElsewhere) })
+	t.Run("on the decider, stall", func(t *testing.T) { checkDesign(t, twoOtherOnDecider) })
+	t.Run("elsewhere, stall", func(t *testing.T) { checkDesign(t, twoOtherElsewhere) })
+	t.Run("elsewhere, fault", func(t *testing.T) { checkDesign(t, twoOtherFault) })
 }
 
 // TestAtomicResume adds hoist rollout resume, started once the coordinator

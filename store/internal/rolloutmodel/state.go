@@ -193,18 +193,18 @@ const (
 	CRevert              // rollout.revert: sends abort (or settle) to host I
 	CFinish              // rollout.finish: waits for every host to finish
 	CEnd                 // the client is done (or gave up: in doubt)
-	RStart               // resume.start: starts a host command on every host
-	RDecide              // resume.decide: sends settle to the decider's
-	RDecided             // resume.decided: waits for its decision
-	ROutcome             // resume.outcome: sends the outcome (or settle) to host I
-	RFinish              // resume.finish: waits for every host to finish
+	RStart               // resumer.start: starts a host command on every host
+	RDecide              // resumer.decide: sends settle to the decider's
+	RDecided             // resumer.decided: waits for its decision
+	ROutcome             // resumer.outcome: sends the outcome (or settle) to host I
+	RFinish              // resumer.finish: waits for every host to finish
 	REnd
 )
 
 var cposNames = [...]string{"rollout.stage", "rollout.prepare", "rollout.switch", "rollout.check", "rollout.vote",
 	"rollout.voted", "rollout.decide", "rollout.decided", "rollout.commit", "rollout.abort", "rollout.aborted",
-	"rollout.revert", "rollout.finish", "done", "resume.start", "resume.decide", "resume.decided", "resume.outcome",
-	"resume.finish", "done"}
+	"rollout.revert", "rollout.finish", "done", "resumer.start", "resumer.decide", "resumer.decided", "resumer.outcome",
+	"resumer.finish", "done"}
 
 func (p CPos) String() string { return cposNames[p] }
 
