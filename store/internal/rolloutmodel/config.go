@@ -69,11 +69,15 @@ const (
 	// GCIgnoresJournal is a gc that keeps only what current names: it can
 	// remove the runtime an unfinished record reverts to.
 	GCIgnoresJournal
+	// RestartByPath is a --restart that starts the runtime it was given
+	// (HOIST_DIR) instead of what current names: a stalled participant's
+	// late restart starts the new runtime after a settler reverted.
+	RestartByPath
 )
 
 var variantNames = [...]string{"design", "outcome before decision", "commit without votes", "in doubt presumes abort",
 	"in doubt presumes commit", "in doubt waits", "vote overwrites", "decision overwrites", "switch by fresh link",
-	"journal after switch", "settle skips restart", "gc ignores journal"}
+	"journal after switch", "settle skips restart", "gc ignores journal", "restart by path"}
 
 func (v Variant) String() string { return variantNames[v] }
 

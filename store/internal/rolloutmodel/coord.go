@@ -53,6 +53,8 @@ func (m *Model) coordStep(s *State, d *desc) bool {
 		c.Pos = CPrepare
 		if m.Mode == Single {
 			c.Pos = CFinish
+			d.say(at, "the client starts the host command (it dials the probes)")
+			return true
 		}
 		d.say(at, "every host has the runtime staged; its host command starts and takes the lock")
 	case CPrepare:

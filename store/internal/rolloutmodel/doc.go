@@ -75,5 +75,5 @@
 // the tests show the checker finds each: OutcomeBeforeDecision,
 // CommitWithoutVotes, InDoubtPresumesAbort, InDoubtPresumesCommit,
 // InDoubtWaits, VoteOverwrites, DecisionOverwrites, SwitchByFreshLink,
-// JournalAfterSwitch, SettleSkipsRestart and GCIgnoresJournal.
+// JournalAfterSwitch, SettleSkipsRestart, GCIgnoresJournal and RestartByPath.
 package rolloutmodel

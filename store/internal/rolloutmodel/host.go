@@ -189,7 +189,10 @@ func (m *Model) act(s *State, k Kind, h int, d *desc) {
 		d.say(at, "the record is written after the switch")
 	case PRestart:
 		H.Serving, c.Pos = H.Cur, PCheck
-		d.say(at, "--restart: the service runs %s", H.Cur)
+		if m.Variant == RestartByPath {
+			H.Serving = To
+		}
+		d.say(at, "--restart: the service runs %s", H.Serving)
 	case PCheck:
 		switch {
 		case c.Lost:

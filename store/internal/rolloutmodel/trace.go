@@ -103,7 +103,11 @@ func (m *Model) startName(s *State) string {
 
 func (t Trace) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "from %d hosts on the old runtime, %s:\n", t.m.Hosts, t.Start)
+	hosts := "one host"
+	if t.m.Hosts > 1 {
+		hosts = fmt.Sprintf("%d hosts", t.m.Hosts)
+	}
+	fmt.Fprintf(&b, "from %s on the old runtime, %s:\n", hosts, t.Start)
 	for i, l := range t.Lines {
 		fmt.Fprintf(&b, "%4d. %s\n", i+1, l)
 	}

@@ -103,3 +103,10 @@ func TestModelFindsSettleSkipsRestart(t *testing.T) {
 func TestModelFindsGCIgnoresJournal(t *testing.T) {
 	findsBug(t, GCIgnoresJournal, singleGC, NeverUnproven, ResumeEnds)
 }
+
+// TestModelFindsRestartByPath: a --restart that starts the runtime it was
+// given instead of what current names; a participant that stalled before
+// its restart runs it after a settler reverted the host.
+func TestModelFindsRestartByPath(t *testing.T) {
+	findsBug(t, RestartByPath, single, ServiceFollow)
+}
