@@ -58,29 +58,26 @@ func (m *Model) coordStep(s *State, d *desc) bool {
 		}
 		d.say(at, "every host has the runtime staged; its host command starts and takes the lock")
 	case CPrepare:
-		if !m.all(s, 0, func(h int) bool { return !m.pending(s, h, ANone) }) {
+		done, all := m.gathered(s, 0, ANone, APrepared)
+		switch {
+		case !done:
 			return false
-		}
-		if m.all(s, 0, func(h int) bool { return m.reply(s, h) == APrepared }) {
+		case all:
 			c.Pos, c.I = CSwitch, 0
 			d.say(at, "every host is PREPARED")
-		} else {
+		default:
 			c.Pos = CAbort
 			d.say(at, "a host is not prepared: the rollout aborts")
 		}
 	case CSwitch:
-		m.send(s, int(c.I), MSwitch)
 		d.say(at, "sends switch to host %d", c.I)
-		c.I++
-		if int(c.I) == n {
-			c.Pos, c.I = CCheck, 0
-		}
+		m.sendNext(s, MSwitch, CCheck, 0)
 	case CCheck:
-		if !m.all(s, 0, func(h int) bool { return !m.pending(s, h, APrepared) }) {
-			return false
-		}
+		done, all := m.gathered(s, 0, APrepared, AHealthy)
 		switch {
-		case !m.all(s, 0, func(h int) bool { return m.reply(s, h) == AHealthy }):
+		case !done:
+			return false
+		case !all:
 			c.Pos = CAbort
 			d.say(at, "a host is not HEALTHY: the rollout aborts")
 		case m.Variant == CommitWithoutVotes:
@@ -91,18 +88,14 @@ func (m *Model) coordStep(s *State, d *desc) bool {
 			d.say(at, "every host is HEALTHY")
 		}
 	case CVote:
-		m.send(s, int(c.I), MGo)
 		d.say(at, "asks host %d to vote", c.I)
-		c.I++
-		if int(c.I) == n {
-			c.Pos, c.I = CVoted, 0
-		}
+		m.sendNext(s, MGo, CVoted, 0)
 	case CVoted:
-		if !m.all(s, 1, func(h int) bool { return !m.pending(s, h, AHealthy) }) {
-			return false
-		}
+		done, all := m.gathered(s, 1, AHealthy, AReady)
 		switch {
-		case !m.all(s, 1, func(h int) bool { return m.reply(s, h) == AReady }):
+		case !done:
+			return false
+		case !all:
 			c.Pos = CAbort
 			d.say(at, "a host did not vote ready: the rollout aborts")
 		case m.Variant == OutcomeBeforeDecision:
@@ -137,15 +130,12 @@ func (m *Model) coordStep(s *State, d *desc) bool {
 		}
 		d.say(at, "the decision on host 0: %s", wordName(p.Told, false))
 	case CCommit:
-		m.send(s, int(c.I), MCommit)
 		d.say(at, "tells host %d the outcome commit", c.I)
-		c.I++
-		if int(c.I) == n {
-			c.Pos, c.I = CFinish, 0
-			if m.Variant == OutcomeBeforeDecision && s.P[0].Told == WNone {
-				c.Pos = CDecide
-			}
+		next := CFinish
+		if m.Variant == OutcomeBeforeDecision && s.P[0].Told == WNone {
+			next = CDecide
 		}
+		m.sendNext(s, MCommit, next, 0)
 	case CAbort:
 		if s.P[0].Told == WNone {
 			m.send(s, 0, MSettle)
@@ -157,12 +147,8 @@ func (m *Model) coordStep(s *State, d *desc) bool {
 		if c.Veto {
 			msg = MSettle
 		}
-		m.send(s, int(c.I), msg)
 		d.say(at, "sends %s to host %d", msg, c.I)
-		c.I++
-		if int(c.I) == n {
-			c.Pos, c.I, c.Veto = CFinish, 0, false
-		}
+		m.sendNext(s, msg, CFinish, 0)
 	case CFinish:
 		if !m.all(s, 0, func(h int) bool { return m.reply(s, h) == AGone || s.P[h].ended() }) {
 			return false
@@ -174,6 +160,28 @@ func (m *Model) coordStep(s *State, d *desc) bool {
 		return false
 	}
 	return true
+}
+
+// gathered reports whether every host from first on has answered past
+// was (or is gone), and whether every answer is want.
+func (m *Model) gathered(s *State, first int, was, want Ack) (done, all bool) {
+	done, all = true, true
+	for h := first; h < m.Hosts; h++ {
+		done = done && !m.pending(s, h, was)
+		all = all && m.reply(s, h) == want
+	}
+	return done, all
+}
+
+// sendNext sends msg to the host the coordinator's round is at, and moves
+// to the next host; after the last, to next, at host i.
+func (m *Model) sendNext(s *State, msg Msg, next CPos, i uint8) {
+	c := &s.C
+	m.send(s, int(c.I), msg)
+	c.I++
+	if int(c.I) == m.Hosts {
+		c.Pos, c.I, c.Veto = next, i, false
+	}
 }
 
 // all reports whether f holds for every host from the first on.
