@@ -6,11 +6,13 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id
 # Packages the tests need: real OpenSSH, the login shells hoist is tested
 # under, busybox for a busybox userland, util-linux for namespaces, acl for
 # stores with ACLs, xz, zstd and zip for archives users have, sshfs for a
-# file system without change times, shellcheck for make lint, and podman,
+# file system without change times, shellcheck for make lint, podman,
 # podman-compose, runc (podman would bring crun, which machines with hybrid
-# cgroups refuse) and debootstrap for the sandbox fleet.
-TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip sshfs shellcheck podman podman-compose runc debootstrap
-TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip sshfs shellcheck podman podman-compose runc debootstrap
+# cgroups refuse) and debootstrap for the sandbox fleet, docker-registry
+# (CNCF distribution) for a real OCI registry, and curl, wget and openssl,
+# the tools hosts fetch from it with (busybox wget runs openssl for https).
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip sshfs shellcheck podman podman-compose runc debootstrap docker-registry curl wget openssl
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip sshfs shellcheck podman podman-compose runc debootstrap docker-registry curl wget openssl
 
 .PHONY: all build demo test deps unit e2e bench lint clean sandbox sandbox-down sandbox-test
 
@@ -40,15 +42,24 @@ demo: build
 	bin/hoist --root "$$root" lock status
 
 # Installs the test dependencies when any is missing (apt-get, as root or
-# through sudo) and the Go modules. A machine without a machine id (a
-# minimal container image) gets one, as systemd gives one at first boot: the
-# previous-boot rule needs it, and its tests reboot hosts of this machine.
+# through sudo) and the Go modules. The docker-registry package starts a
+# registry service on port 5000: when this installed the package, the
+# service is stopped and disabled again (the tests start registries of their
+# own). A machine without a machine id (a minimal container image) gets one,
+# as systemd gives one at first boot: the previous-boot rule needs it, and
+# its tests reboot hosts of this machine.
 deps:
 	@missing=; for c in $(TEST_CMDS); do command -v $$c >/dev/null 2>&1 || [ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing test dependencies (missing:$$missing)"; \
+		had_registry=; dpkg-query -W -f='$${Status}' docker-registry 2>/dev/null | grep -q 'ok installed' && had_registry=1; \
 		$(SUDO) apt-get -o DPkg::Lock::Timeout=300 update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $(TEST_DEBS) >/dev/null; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $(TEST_DEBS) >/dev/null || exit 1; \
+		if [ -z "$$had_registry" ]; then \
+			echo "disabling the docker-registry service the package set up (the tests run their own registries)"; \
+			if [ -d /run/systemd/system ]; then $(SUDO) systemctl disable --now docker-registry.service >/dev/null 2>&1 || true; \
+			else $(SUDO) service docker-registry stop >/dev/null 2>&1 || true; $(SUDO) update-rc.d docker-registry disable >/dev/null 2>&1 || true; fi; \
+		fi; \
 	fi
 	@if [ ! -s /etc/machine-id ] && [ ! -s /var/lib/dbus/machine-id ]; then \
 		echo "giving this machine a machine id (/etc/machine-id)"; \

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hoistdev/hoist/e2e/internal/harness"
 )
 
 // Options choose what kind of host Start creates.
@@ -78,7 +80,7 @@ type Host struct {
 	bootFile string // boot id source, with BootNamespace
 
 	mu      sync.Mutex
-	running *process
+	running *harness.Process
 }
 
 // Start starts a new host for the test and registers its cleanup. It fails
@@ -158,7 +160,7 @@ func (h *Host) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.running != nil {
-		h.running.stop(ownPIDs(h.opts))
+		h.running.Stop(stopSignal(ownPIDs(h.opts)))
 		h.running = nil
 	}
 }
@@ -191,22 +193,16 @@ func (h *Host) restart(t testing.TB) {
 	t.Helper()
 	h.Stop()
 	if err := h.launchRetry(); err != nil {
-		t.Fatalf("restarting sshd on %s: %v (log: %s)\n%s", h.Addr, err, h.logPath, h.logTail(30))
+		t.Fatalf("restarting sshd on %s: %v (log: %s)\n%s", h.Addr, err, h.logPath, harness.Tail(h.logPath, 30))
 	}
 }
 
 // makeDir creates the host directory, mode 0755 so that the test user can
 // reach the files in it.
 func (h *Host) makeDir() error {
-	dir, err := os.MkdirTemp(tmpRoot, dirPrefix)
-	if err != nil {
-		return err
-	}
+	dir, err := harness.NewDir(dirPrefix)
 	h.root = dir
-	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(ownerStamp()), 0o644); err != nil {
-		return err
-	}
-	return os.Chmod(dir, 0o755)
+	return err
 }
 
 // prepare writes everything but the sshd config: keys, scratch directory,
@@ -270,7 +266,7 @@ func (h *Host) setPort(port int) error {
 func (h *Host) cleanup() {
 	failed := h.t.Failed()
 	if failed {
-		h.t.Logf("sshd on %s (user %s), log %s, last lines:\n%s", h.Addr, h.User, h.logPath, h.logTail(40))
+		h.t.Logf("sshd on %s (user %s), log %s, last lines:\n%s", h.Addr, h.User, h.logPath, harness.Tail(h.logPath, 40))
 	}
 	h.Stop()
 	if err := killHost(h.root, 10*time.Second); err != nil {
@@ -280,7 +276,7 @@ func (h *Host) cleanup() {
 		h.t.Logf("kept %s for inspection; a later test run removes it", h.root)
 		return
 	}
-	if err := removeAll(h.root); err != nil {
+	if err := harness.RemoveAll(h.root); err != nil {
 		h.t.Errorf("cleaning up host %s: %v", h.Addr, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hoistdev/hoist/e2e/internal/harness"
 )
 
 // tools are the absolute paths of the programs a host needs.
@@ -27,19 +28,19 @@ type tools struct {
 func findTools(opts Options) (tools, error) {
 	var tl tools
 	var err error
-	if tl.sshd, err = findProgram("sshd", "/usr/sbin/sshd", "/usr/local/sbin/sshd"); err != nil {
+	if tl.sshd, err = harness.FindProgram("sshd", "/usr/sbin/sshd", "/usr/local/sbin/sshd"); err != nil {
 		return tl, errors.New("sshd not found: run `make test`, which installs openssh-server")
 	}
-	if tl.keygen, err = findProgram("ssh-keygen", "/usr/bin/ssh-keygen"); err != nil {
+	if tl.keygen, err = harness.FindProgram("ssh-keygen", "/usr/bin/ssh-keygen"); err != nil {
 		return tl, errors.New("ssh-keygen not found: run `make test`, which installs openssh-client")
 	}
 	if opts.Busybox || ownPIDs(opts) || opts.NoShell || len(opts.Hide) > 0 {
-		if tl.mount, err = findProgram("mount", "/usr/bin/mount", "/bin/mount"); err != nil {
+		if tl.mount, err = harness.FindProgram("mount", "/usr/bin/mount", "/bin/mount"); err != nil {
 			return tl, errors.New("mount not found: run `make test`, which installs util-linux")
 		}
 	}
 	if opts.Busybox {
-		if tl.busybox, err = findProgram("busybox", "/usr/bin/busybox", "/bin/busybox"); err != nil {
+		if tl.busybox, err = harness.FindProgram("busybox", "/usr/bin/busybox", "/bin/busybox"); err != nil {
 			return tl, errors.New("busybox not found: run `make test`, which installs busybox")
 		}
 		if tl.busybox, err = filepath.EvalSymlinks(tl.busybox); err != nil {
@@ -52,20 +53,6 @@ func findTools(opts Options) (tools, error) {
 		}
 	}
 	return tl, nil
-}
-
-// findProgram looks name up in PATH, then at the given absolute paths
-// (sbin directories are often missing from non-root PATHs).
-func findProgram(name string, fallbacks ...string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return filepath.Abs(p)
-	}
-	for _, p := range fallbacks {
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found", name)
 }
 
 func (h *Host) sshdConfig() string {
@@ -158,26 +145,14 @@ func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// process is one run of a host's sshd (or of its namespace's PID 1).
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has been waited for
-}
-
-// stop ends the process. PID 1 of a PID namespace gets SIGKILL, which
-// takes down the whole namespace; sshd gets SIGTERM, then SIGKILL.
-func (p *process) stop(kill bool) {
-	sig := syscall.SIGTERM
+// stopSignal is how a host's sshd (or its namespace's PID 1) is stopped.
+// PID 1 of a PID namespace gets SIGKILL, which takes down the whole
+// namespace; sshd gets SIGTERM (then SIGKILL if it lingers).
+func stopSignal(kill bool) syscall.Signal {
 	if kill {
-		sig = syscall.SIGKILL
+		return syscall.SIGKILL
 	}
-	p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
+	return syscall.SIGTERM
 }
 
 var errPortInUse = errors.New("port in use")
@@ -203,7 +178,7 @@ func (h *Host) startNewPort(t testing.TB) {
 		}
 	}
 	if err != nil {
-		t.Fatalf("starting sshd on %s as %s: %v (log: %s)\n%s", h.Addr, h.User, err, h.logPath, h.logTail(30))
+		t.Fatalf("starting sshd on %s as %s: %v (log: %s)\n%s", h.Addr, h.User, err, h.logPath, harness.Tail(h.logPath, 30))
 	}
 }
 
@@ -224,52 +199,36 @@ func (h *Host) launchRetry() error {
 
 // launch starts sshd and waits until it serves its port. h.mu is held.
 func (h *Host) launch() error {
-	logf, err := os.OpenFile(h.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	offset, err := logf.Seek(0, io.SeekEnd)
-	if err != nil {
-		logf.Close()
-		return err
-	}
-	fmt.Fprintf(logf, "--- hoist e2e: starting sshd on %s at %s\n", h.Addr, time.Now().Format(time.RFC3339Nano))
 	cmd := h.command()
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), marker(h.root))
-	err = cmd.Start()
-	logf.Close()
+	banner := fmt.Sprintf("--- hoist e2e: starting sshd on %s at %s", h.Addr, time.Now().Format(time.RFC3339Nano))
+	p, offset, err := harness.Start(cmd, h.logPath, banner)
 	if err != nil {
-		return fmt.Errorf("starting %s: %v", cmd.Path, err)
+		return err
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		cmd.Wait()
-		close(p.done)
-	}()
 
 	ready := fmt.Sprintf("Server listening on 127.0.0.1 port %d.", h.Port)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		select {
-		case <-p.done:
-			log := readFrom(h.logPath, offset)
+		case <-p.Done:
+			log := harness.ReadFrom(h.logPath, offset)
 			if strings.Contains(log, "Address already in use") || strings.Contains(log, "Cannot bind any address") {
 				return errPortInUse
 			}
 			return fmt.Errorf("sshd exited during startup (%v)", cmd.ProcessState)
 		case <-time.After(20 * time.Millisecond):
 		}
-		if strings.Contains(readFrom(h.logPath, offset), ready) {
+		if strings.Contains(harness.ReadFrom(h.logPath, offset), ready) {
 			break
 		}
 		if time.Now().After(deadline) {
-			p.stop(true)
+			p.Stop(syscall.SIGKILL)
 			return errors.New("sshd did not report listening within 20s")
 		}
 	}
 	if err := waitBanner(h.Addr, time.Until(deadline)); err != nil {
-		p.stop(true)
+		p.Stop(syscall.SIGKILL)
 		return err
 	}
 	h.running = p
@@ -296,26 +255,4 @@ func waitBanner(addr string, timeout time.Duration) error {
 		return fmt.Errorf("no SSH banner from %s (got %q)", addr, buf)
 	}
 	return nil
-}
-
-func readFrom(path string, offset int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return ""
-	}
-	data, _ := io.ReadAll(f)
-	return string(data)
-}
-
-// logTail returns the last n lines of the sshd log.
-func (h *Host) logTail(n int) string {
-	lines := strings.Split(strings.TrimRight(readFrom(h.logPath, 0), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hoistdev/hoist/e2e/internal/harness"
 )
 
 // markerVar is set, with the host's directory as value, in the environment
@@ -82,36 +84,8 @@ func killHost(dir string, timeout time.Duration) error {
 	}
 }
 
-// processStart is a process's start time in clock ticks since boot, which
-// tells a live process from a later one that reuses its pid.
-func processStart(pid int) (string, bool) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return "", false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	// Field 22 of stat; fields[0] here is field 3.
-	if len(fields) < 20 {
-		return "", false
-	}
-	return fields[19], true
-}
-
-// Host directories live in /tmp rather than $TMPDIR or t.TempDir, which
-// may not be traversable by the test users.
-const (
-	tmpRoot   = "/tmp"
-	dirPrefix = "hoist-sshd-"
-)
-
-func ownerStamp() string {
-	start, _ := processStart(os.Getpid())
-	return fmt.Sprintf("%d %s\n", os.Getpid(), start)
-}
+// dirPrefix names the host directories in harness.Root.
+const dirPrefix = "hoist-sshd-"
 
 var sweepOnce sync.Once
 
@@ -119,50 +93,5 @@ var sweepOnce sync.Once
 // test processes that died without running their cleanups, for example
 // after a test timeout.
 func sweepStale() {
-	dirs, _ := filepath.Glob(filepath.Join(tmpRoot, dirPrefix+"*"))
-	uid := os.Geteuid()
-	for _, dir := range dirs {
-		info, err := os.Stat(dir)
-		if err != nil || !info.IsDir() {
-			continue
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); !ok || (uid != 0 && int(st.Uid) != uid) {
-			continue
-		}
-		if !ownerGone(dir, info.ModTime()) {
-			continue
-		}
-		if killHost(dir, 5*time.Second) == nil {
-			removeAll(dir)
-		}
-	}
-}
-
-func ownerGone(dir string, created time.Time) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "owner"))
-	if err != nil {
-		return time.Since(created) > 10*time.Minute
-	}
-	var pid int
-	var start string
-	if _, err := fmt.Sscan(string(data), &pid, &start); err != nil {
-		return true
-	}
-	now, alive := processStart(pid)
-	return !alive || now != start
-}
-
-// removeAll removes dir even when the tests left read-only directories in
-// it (which only matters when not root).
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && info.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
+	harness.Sweep(dirPrefix, func(dir string) error { return killHost(dir, 5*time.Second) })
 }
