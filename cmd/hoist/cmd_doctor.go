@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -69,30 +70,12 @@ const (
 	checkFail = "fail"
 )
 
-// check is one item of the checklist. Value is one word for scripts;
-// Detail says it for people; Fix, for an item that is not ok, what to do.
-type check struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Value  string `json:"value"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
-}
-
-// doctorTarget is the target as resolved, before connecting: Identity
-// lists the identity files to offer, Missing those of them that do not
-// exist, Agent the ssh-agent socket whose keys are offered too, and Key the
-// identity the host accepted ("-" until connected).
-type doctorTarget struct {
-	User     string   `json:"user"`
-	Host     string   `json:"host"`
-	Port     string   `json:"port"`
-	Jump     string   `json:"jump"`
-	Identity string   `json:"identity"`
-	Missing  []string `json:"missing"`
-	Agent    string   `json:"agent"`
-	Key      string   `json:"key"`
-}
+// check is one item of the checklist; doctorTarget is the target as
+// resolved (their --json form).
+type (
+	check        = output.Check
+	doctorTarget = output.Target
+)
 
 // doctorHost checks one target: it resolves it, says how it will be
 // reached, connects, and runs the checks. A target that cannot be resolved
@@ -141,9 +124,7 @@ func (a *app) doctor(ctx context.Context, l *lock.Lock, tg doctorTarget, tc chec
 	hc, lockJSON := hostChecks(ctx, l)
 	checks = append(checks, hc...)
 	r := report(checks, tg)
-	if lockJSON != nil {
-		r.json["lock"] = lockJSON
-	}
+	r.json.(*output.Doctor).Lock = lockJSON
 	return r
 }
 
@@ -176,9 +157,9 @@ func report(checks []check, tg doctorTarget) result {
 		}
 	}
 	fmt.Fprintf(&b, "%d ok, %d warn, %d fail", counts[checkOK], counts[checkWarn], counts[checkFail])
-	r := result{data: b.String(), table: true, json: map[string]any{
-		"target": tg, "checks": checks,
-		"summary": map[string]int{checkOK: counts[checkOK], checkWarn: counts[checkWarn], checkFail: counts[checkFail]},
+	r := result{data: b.String(), table: true, json: &output.Doctor{
+		Target: tg, Checks: checks,
+		Summary: output.Summary{OK: counts[checkOK], Warn: counts[checkWarn], Fail: counts[checkFail]},
 	}}
 	if n := len(failed); n > 0 {
 		what := "checks"
@@ -406,14 +387,14 @@ func firstLine(s string) string {
 
 // hostChecks runs the doctor's one host command: the checks it says, and
 // the lock (also as lock status shows it in --json).
-func hostChecks(ctx context.Context, l *lock.Lock) ([]check, map[string]any) {
+func hostChecks(ctx context.Context, l *lock.Lock) ([]check, *output.Lock) {
 	fr := shellcmd.Render(shellcmd.OpDoctor, shellcmd.Params{Root: l.Root(), Stale: l.Stale})
 	// Without h_setup, which ends a command on a store that fails its
 	// checks: the doctor reports them instead.
 	fr.Main = "h_op_doctor\n"
 	r, err := l.Host().Exec(ctx, remote.Call{Fragment: fr})
 	var checks, debris []check
-	var lockJSON map[string]any
+	var lockJSON *output.Lock
 	done := false
 	if r != nil {
 		for _, v := range r.Verdicts {

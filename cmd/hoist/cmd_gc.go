@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
@@ -56,18 +57,16 @@ func (a *app) gc(o gcOptions) error {
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
-		obj := map[string]any{"skipped": res.Skipped, "nothing_to_collect": res.NoStore, "dry_run": res.DryRun,
-			"deleted": orEmpty(res.Deleted), "swept": orEmpty(res.Swept)}
-		kept := []map[string]string{}
+		obj := &output.GC{Skipped: res.Skipped, NothingToCollect: res.NoStore, DryRun: res.DryRun,
+			Deleted: orEmpty(res.Deleted), Swept: orEmpty(res.Swept), Kept: []output.Kept{}}
 		for _, k := range res.Kept {
-			kept = append(kept, map[string]string{"id": k.ID, "why": k.Why})
+			obj.Kept = append(obj.Kept, output.Kept{ID: k.ID, Why: k.Why})
 		}
-		obj["kept"] = kept
 		switch {
 		case res.NoStore:
 			return result{data: name + ": nothing to collect (no store)", json: obj}
 		case res.Skipped:
-			obj["holder"] = stateJSON(res.Holder)
+			obj.Holder = stateJSON(res.Holder)
 			return result{data: fmt.Sprintf("%s: skipped: store busy (held by %s)", name, res.Holder.Describe()), json: obj}
 		}
 		verb := "deleted"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/store"
 )
 
@@ -44,12 +45,12 @@ func (a *app) list() error {
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
-		rows := []map[string]any{}
+		rows := []output.Runtime{}
 		t := newTable("ID", "NAME", "SIZE", "PROMOTED", "STATE")
 		for _, rt := range list {
-			rows = append(rows, map[string]any{
-				"id": rt.ID, "name": rt.Name, "size": rt.Size, "promoted": rt.Promoted.UTC().Format(time.RFC3339),
-				"active": rt.Current, "previous": rt.Previous, "pinned": rt.Pinned,
+			rows = append(rows, output.Runtime{
+				ID: rt.ID, Name: rt.Name, Size: rt.Size, Promoted: rt.Promoted.UTC().Format(time.RFC3339),
+				Active: rt.Current, Previous: rt.Previous, Pinned: rt.Pinned,
 			})
 			var state []string
 			for _, f := range []struct {
@@ -62,7 +63,7 @@ func (a *app) list() error {
 			}
 			t.row(rt.ID, rt.Name, size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
 		}
-		r := result{json: map[string]any{"runtimes": rows}}
+		r := result{json: &output.List{Runtimes: rows}}
 		if len(list) == 0 {
 			r.data = name + ": no runtimes"
 		} else {
@@ -94,16 +95,16 @@ func (a *app) history() error {
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
-		rows := []map[string]any{}
+		rows := []output.HistoryEntry{}
 		t := newTable("WHEN", "ACTION", "FROM", "TO", "WHO", "COMMAND")
 		for _, h := range hist {
-			rows = append(rows, map[string]any{
-				"when": h.When.UTC().Format(time.RFC3339), "action": h.Action, "from": h.From, "to": h.To,
-				"who": h.Who, "command": h.Command,
+			rows = append(rows, output.HistoryEntry{
+				When: h.When.UTC().Format(time.RFC3339), Action: h.Action, From: h.From, To: h.To,
+				Who: h.Who, Command: h.Command,
 			})
 			t.row(h.When.Local().Format("2006-01-02 15:04:05"), h.Action, orDash(h.From), h.To, orDash(h.Who), orDash(h.Command))
 		}
-		r := result{json: map[string]any{"history": rows}}
+		r := result{json: &output.History{History: rows}}
 		if len(hist) == 0 {
 			r.data = name + ": no history"
 		} else {

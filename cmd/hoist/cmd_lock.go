@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 )
 
@@ -71,7 +72,7 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 	if err != nil {
 		return result{outcome: outcome{err: err}}
 	}
-	r := result{json: stateJSON(s)}
+	r := result{json: &output.LockStatus{Lock: *stateJSON(s)}}
 	name := l.Host().Name()
 	switch {
 	case !s.Store:
@@ -120,7 +121,7 @@ alone.`,
 					return result{outcome: outcome{err: releaseError(o.token, err)}}
 				}
 				a.say(l.Host().Name(), "released")
-				return result{json: map[string]any{"released": true}}
+				return result{json: &output.LockRelease{Released: true}}
 			})
 		},
 	}

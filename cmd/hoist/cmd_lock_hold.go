@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
 )
@@ -89,7 +90,7 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) r
 		mu.Unlock()
 		if token == "" {
 			a.say(name, "interrupted: stopped waiting; nothing is held")
-			return result{json: map[string]any{"interrupted": true}}
+			return result{json: &output.LockAcquire{Interrupted: true}}
 		}
 		rctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -98,12 +99,13 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) r
 		} else {
 			a.say(name, "interrupted: could not release token %s: %v", token, rerr)
 		}
-		return result{json: map[string]any{"interrupted": true}}
+		return result{json: &output.LockAcquire{Interrupted: true}}
 	}
 	if err != nil {
 		return result{outcome: outcome{err: err}}
 	}
-	r := result{json: map[string]any{"token": held.Token}}
+	obj := &output.LockAcquire{Token: held.Token}
+	r := result{json: obj}
 	switch {
 	case a.multi:
 		r.data = name + " " + held.Token
@@ -111,7 +113,7 @@ func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) r
 		r.data = held.Token
 	}
 	if held.Stolen != nil {
-		r.json["stolen"] = stateJSON(*held.Stolen)
+		obj.Stolen = stateJSON(*held.Stolen)
 	}
 	return r
 }
@@ -148,7 +150,7 @@ holder is gone.`,
 					return result{outcome: outcome{err: err}}
 				}
 				a.say(l.Host().Name(), "broke the lock of %s (%s)", s.Describe(), s.Reason())
-				return result{json: map[string]any{"broken": stateJSON(s)}}
+				return result{json: &output.LockBreak{Broken: *stateJSON(s)}}
 			})
 		},
 	}
@@ -186,7 +188,7 @@ waiter may have judged it stale already): acquire again.`,
 					return result{outcome: outcome{err: err}}
 				}
 				a.say(l.Host().Name(), "renewed: the hold lasts another %s unless renewed", lease)
-				return result{json: map[string]any{"refreshed": true, "lease_seconds": int64(lease / time.Second)}}
+				return result{json: &output.LockRefresh{Refreshed: true, LeaseSeconds: seconds(lease)}}
 			})
 		},
 	}

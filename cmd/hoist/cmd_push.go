@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -107,16 +108,17 @@ func (a *app) push(source string, o pushOptions) error {
 			Progress: h.progress,
 			Uploaded: func(int64) { h.uploadEnded() },
 		})
-		r := result{outcome: outcome{err: err}, json: map[string]any{"id": art.ID(), "stripped": art.Stripped, "writable": art.Writable}}
+		obj := &output.Push{ID: art.ID(), Stripped: art.Stripped, Writable: art.Writable}
+		r := result{outcome: outcome{err: err}, json: obj}
 		if res == nil {
 			h.finish("failed", false)
 			return r
 		}
 		a.log.Debug("pushed", "host", name, "id", art.ID(), "uploaded_bytes", res.Uploaded, "present", res.Present,
 			"promoted", res.Promoted, "activated", res.Activated, "execs", res.Execs)
-		r.json["present"], r.json["promoted"], r.json["uploaded_bytes"] = res.Present, res.Promoted, res.Uploaded
-		r.json["activated"], r.json["previous"], r.json["execs"] = res.Activated, res.Previous, res.Execs
-		r.json["resumed_at"], r.json["reused_files"] = res.Resumed, res.Reused
+		obj.Pushed = &output.Pushed{Present: res.Present, Promoted: res.Promoted, UploadedBytes: res.Uploaded,
+			Activated: res.Activated, Previous: res.Previous, Execs: res.Execs,
+			ResumedAt: res.Resumed, ReusedFiles: res.Reused}
 		if err != nil {
 			h.finish("failed", false)
 			return r

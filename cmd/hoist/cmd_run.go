@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
@@ -115,13 +116,11 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 	if res == nil {
 		return result{outcome: outcome{err: err}}
 	}
-	r := result{json: map[string]any{"token": res.Token, "run": res.ID, "started": res.Started}}
-	if res.Reattached > 0 {
-		r.json["reattached"] = res.Reattached
-	}
+	obj := &output.Run{Token: res.Token, Run: res.ID, Started: res.Started, Reattached: res.Reattached}
+	r := result{json: obj}
 	if res.Fenced {
 		a.say(name, "lock lost while the command ran: the host stopped it")
-		r.json["lock_lost"] = true
+		obj.LockLost = true
 	}
 	if res.Lost != nil && !res.Fenced {
 		if res.Lost.Expired {
@@ -129,11 +128,11 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 		} else {
 			a.say(name, "%v; the new holder was left alone", res.Lost)
 		}
-		r.json["lock_lost"] = true
+		obj.LockLost = true
 	}
 	if res.ReleaseErr != nil {
 		a.say(name, "the command ended, but the lock may still be held: %v; see hoist lock status", res.ReleaseErr)
-		r.json["release_error"] = res.ReleaseErr.Error()
+		obj.ReleaseError = res.ReleaseErr.Error()
 	}
 	switch s := sig(); {
 	case err != nil && errors.Is(err, transport.ErrUnknownOutcome) && s != nil:
@@ -142,10 +141,10 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 		} else {
 			a.say(name, "detached while waiting: the host stops waiting and releases anything it took")
 		}
-		r.signal, r.json["interrupted"] = s, true
+		r.signal, obj.Interrupted = s, true
 	case err != nil && errors.Is(err, lock.ErrAbandoned) && s != nil:
 		a.say(name, "stopped waiting for the lock; nothing was run")
-		r.signal, r.json["interrupted"] = s, true
+		r.signal, obj.Interrupted = s, true
 	case err != nil:
 		if errors.Is(err, transport.ErrUnknownOutcome) && res.Started {
 			err = fmt.Errorf("%w; the command had started", err)
@@ -153,13 +152,13 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 		r.err = err
 	case s != nil && l.Hold != "":
 		a.say(name, "stopped: the command exited with status %d; the hold stays", res.Status)
-		r.signal, r.json["interrupted"] = s, true
+		r.signal, obj.Interrupted = s, true
 	case s != nil:
 		a.say(name, "stopped: the command exited with status %d; lock released", res.Status)
-		r.signal, r.json["interrupted"] = s, true
+		r.signal, obj.Interrupted = s, true
 	default:
 		r.ran, r.status = true, res.Status
 	}
-	r.json["exit_status"] = res.Status
+	obj.ExitStatus = res.Status
 	return r
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 )
 
@@ -32,7 +33,7 @@ hoist logs ID prints it. It changes nothing.`,
 				if err != nil {
 					return result{outcome: outcome{err: err}}
 				}
-				rows := []map[string]any{}
+				rows := []output.RunRecord{}
 				t := newTable("ID", "STARTED", "ENDED", "STATUS", "WHO", "COMMAND")
 				for _, r := range runs {
 					rows = append(rows, runJSON(r))
@@ -42,7 +43,7 @@ hoist logs ID prints it. It changes nothing.`,
 					}
 					t.row(r.ID, r.Start.Local().Format("2006-01-02 15:04:05"), ended, runStatus(r), r.Who, r.Command)
 				}
-				res := result{json: map[string]any{"runs": rows}}
+				res := result{json: &output.Runs{Runs: rows}}
 				if len(runs) == 0 {
 					res.data = l.Host().Name() + ": no runs"
 				} else {
@@ -64,14 +65,14 @@ func runStatus(r lock.RunRecord) string {
 	return "unknown"
 }
 
-func runJSON(r lock.RunRecord) map[string]any {
-	obj := map[string]any{"id": r.ID, "started": r.Start.UTC().Format(time.RFC3339), "running": r.Running(),
-		"who": r.Who, "command": r.Command, "exit_status": nil}
+func runJSON(r lock.RunRecord) output.RunRecord {
+	obj := output.RunRecord{ID: r.ID, Started: r.Start.UTC().Format(time.RFC3339), Running: r.Running(),
+		Who: r.Who, Command: r.Command}
 	if !r.Running() {
-		obj["ended"] = r.End.UTC().Format(time.RFC3339)
+		obj.Ended = r.End.UTC().Format(time.RFC3339)
 	}
 	if r.Exited {
-		obj["exit_status"] = r.Status
+		obj.ExitStatus = &r.Status
 	}
 	return obj
 }
@@ -132,7 +133,7 @@ func (a *app) logs(id string, follow bool) error {
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
-		res := result{json: runJSON(rec)}
+		res := result{json: &output.Logs{RunRecord: runJSON(rec)}}
 		switch {
 		case rec.Running():
 			a.say(name, "run %s is still running (hoist logs -f follows it)", full)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/store"
 )
 
@@ -85,7 +86,7 @@ func (a *app) switchTo(ref, verb string, wait time.Duration) error {
 		}
 		return result{
 			data: fmt.Sprintf("%s: current is %s (was %s)", name, sw.Current, prev),
-			json: map[string]any{"current": sw.Current, "previous": sw.Previous},
+			json: &output.Activate{Current: sw.Current, Previous: sw.Previous},
 		}
 	})
 }
@@ -114,7 +115,7 @@ func (a *app) pinCommand(verb string) *cobra.Command {
 				if err != nil {
 					return result{outcome: outcome{err: err}}
 				}
-				return result{data: fmt.Sprintf("%s: %sned %s", name, verb, id), json: map[string]any{"id": id, verb + "ned": true}}
+				return result{data: fmt.Sprintf("%s: %sned %s", name, verb, id), json: &output.Pin{ID: id, Pinned: verb == "pin", Unpinned: verb == "unpin"}}
 			})
 		},
 	}

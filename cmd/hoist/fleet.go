@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -29,7 +30,7 @@ type result struct {
 	data  string
 	more  []string
 	table bool
-	json  map[string]any // fields for --json
+	json  output.Object // for --json; nil: the Result alone
 	// same names the target that reached this one's store first: nothing
 	// was done here, the work was done there.
 	same string
@@ -163,7 +164,7 @@ func (a *app) report(r result) {
 	a.con.clearLive()
 	if r.same != "" {
 		if a.g.json {
-			a.data(jsonLine(map[string]any{"host": r.host, "ok": true, "exit": exitOK, "same_store_as": r.same}))
+			a.data(jsonLine(&output.Result{Host: r.host, OK: true, Exit: exitOK, SameStoreAs: r.same}))
 		} else {
 			a.say(r.host, "the same store as %s (one machine, boot and login, and root): worked on once, there", r.same)
 		}
@@ -175,12 +176,14 @@ func (a *app) report(r result) {
 			sig = a.caught()
 		}
 		code := exitStatus(verdict{signal: sig, hosts: []outcome{r.outcome}})
-		obj := map[string]any{"host": r.host, "ok": r.err == nil, "exit": code}
-		for k, v := range r.json {
-			obj[k] = v
+		obj := r.json
+		if obj == nil {
+			obj = &output.Result{}
 		}
+		h := obj.Head()
+		h.Host, h.OK, h.Exit = r.host, r.err == nil, code
 		if r.err != nil {
-			obj["error"] = r.err.Error()
+			h.Error = r.err.Error()
 		}
 		a.data(jsonLine(obj))
 		return

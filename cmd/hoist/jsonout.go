@@ -1,69 +1,113 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
 )
 
-// jsonLine is v as one line of JSON.
-func jsonLine(v any) string {
-	b, err := json.Marshal(v)
+// jsonLine is obj as one line of JSON, the keys of every object in sorted
+// order (as hoist has always printed them, whatever the order of a type's
+// fields).
+func jsonLine(obj output.Object) string {
+	b, err := json.Marshal(obj)
+	if err == nil {
+		b, err = sortKeys(b)
+	}
 	if err != nil {
 		b = fmt.Appendf(nil, `{"error":%q}`, err.Error())
 	}
 	return string(b) + "\n"
 }
 
-// stateJSON is the stable shape of a lock state in --json output.
-func stateJSON(s lock.State) map[string]any {
-	obj := map[string]any{"store": s.Store, "locked": s.Locked, "stale": s.Stealable()}
-	if len(s.Debris) > 0 {
-		obj["debris"] = s.Debris
+// sortKeys rewrites the JSON value b with the keys of each object in
+// sorted order. Strings and numbers are kept byte for byte.
+func sortKeys(b []byte) ([]byte, error) {
+	switch b = bytes.TrimSpace(b); {
+	case len(b) > 0 && b[0] == '{':
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return nil, err
+		}
+		out := []byte{'{'}
+		for i, k := range slices.Sorted(maps.Keys(obj)) {
+			v, err := sortKeys(obj[k])
+			if err != nil {
+				return nil, err
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			key, _ := json.Marshal(k)
+			out = append(append(append(out, key...), ':'), v...)
+		}
+		return append(out, '}'), nil
+	case len(b) > 0 && b[0] == '[':
+		var arr []json.RawMessage
+		if err := json.Unmarshal(b, &arr); err != nil {
+			return nil, err
+		}
+		out := []byte{'['}
+		for i, v := range arr {
+			v, err := sortKeys(v)
+			if err != nil {
+				return nil, err
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, v...)
+		}
+		return append(out, ']'), nil
 	}
+	return b, nil
+}
+
+// stateJSON is a lock state as --json shows it.
+func stateJSON(s lock.State) *output.Lock {
+	obj := &output.Lock{Store: s.Store, Locked: s.Locked, Stale: s.Stealable(), Debris: s.Debris}
 	if !s.Locked {
 		return obj
 	}
-	obj["token"] = s.Record.Token
+	h := &output.Held{Token: s.Record.Token, Reason: s.Reason(), Why: s.Why, LeaseSeconds: seconds(s.Lease)}
+	obj.Held = h
 	if !s.RecordOK {
-		obj["token"] = "-"
-		obj["record"] = s.Raw
+		h.Token, h.Record = "-", &s.Raw
 	}
 	if s.AgeKnown {
-		obj["age_seconds"] = int64(s.Age / time.Second)
-	} else {
-		obj["age_seconds"] = nil
+		h.AgeSeconds = ptr(seconds(s.Age))
 	}
-	obj["reason"] = s.Reason()
-	obj["why"] = s.Why
 	if match, known := s.BootMatch(); known {
-		obj["boot_match"] = match
+		h.BootMatch = &match
 	}
 	if match, known := s.NSMatch(); known {
-		obj["pidns_match"] = match
+		h.PIDNSMatch = &match
 	}
-	obj["lease_seconds"] = int64(s.Lease / time.Second)
-	obj["expires_in_seconds"] = nil
 	if left, ok := s.ExpiresIn(); ok {
-		obj["expires_in_seconds"] = int64(left / time.Second)
+		h.ExpiresInSeconds = ptr(seconds(left))
 	}
-	if s.Proc != "" {
-		obj["holder_process"] = s.Proc
-	}
+	h.HolderProcess = s.Proc
 	if s.RecordOK {
 		r := s.Record
-		owner := map[string]any{
-			"who": r.Who, "pid": r.PID, "command": r.Command, "message": r.Message,
-			"version": r.Version, "since": r.Since.UTC().Format(time.RFC3339), "boot": r.BootID,
-			"machine": r.Machine, "pidns": r.PIDNS, "init": r.Init,
-			"lease_seconds": int64(r.Lease / time.Second), "holder_pid": r.HolderPID, "holder_uid": r.HolderUID,
+		h.Owner = &output.Owner{
+			Who: r.Who, PID: r.PID, Command: r.Command, Message: r.Message,
+			Version: r.Version, Since: r.Since.UTC().Format(time.RFC3339), Boot: r.BootID,
+			Machine: r.Machine, PIDNS: r.PIDNS, Init: r.Init,
+			LeaseSeconds: seconds(r.Lease), HolderPID: r.HolderPID, HolderUID: r.HolderUID,
 		}
 		if r.Format == 1 {
-			owner["boot"] = r.Boot
+			h.Owner.Boot = r.Boot
 		}
-		obj["owner"] = owner
 	}
 	return obj
 }
+
+func seconds(d time.Duration) int64 { return int64(d / time.Second) }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,278 @@
+// Package output is the --json schema of hoist's commands, one type per
+// object; scripts may decode into these.
+//
+// With --json, hoist prints one object per host and line on stdout. Every
+// object is a [Result] (the host, whether it succeeded, its exit code and
+// error) and, when the command got that far, the fields of its command:
+// decode a line of hoist lock status into a [LockStatus], of hoist push
+// into a [Push], and so on; the type of each command is named in its doc.
+// A failed command's object may carry only the Result, so check
+// [Result.OK] before the rest. The README's JSON section says what each
+// field means; a test checks that it names every field of these types.
+//
+// The field names are a contract: fields are added, never renamed or
+// removed. hoist prints the keys of each object in sorted order.
+package output
+
+// Result is what every object has: the target, whether the command
+// succeeded there, and the exit code it comes to. A target whose store
+// another target of the same command reached first was not worked on: its
+// object says which target that was (SameStoreAs) and has nothing else.
+type Result struct {
+	Host        string `json:"host"`
+	OK          bool   `json:"ok"`
+	Exit        int    `json:"exit"`
+	Error       string `json:"error,omitempty"`
+	SameStoreAs string `json:"same_store_as,omitempty"`
+}
+
+// Head returns r. Every type of this package embeds a Result; Head reaches
+// it whatever the type.
+func (r *Result) Head() *Result { return r }
+
+// Object is one line of --json output: a type of this package.
+type Object interface{ Head() *Result }
+
+// LockStatus is hoist lock status.
+type LockStatus struct {
+	Result
+	Lock
+}
+
+// Lock is the state of a store's lock, as lock status reports it and as
+// other commands show the lock they met (a status object).
+type Lock struct {
+	Store  bool     `json:"store"`
+	Locked bool     `json:"locked"`
+	Stale  bool     `json:"stale"`
+	Debris []string `json:"debris,omitempty"`
+	// Held is there when Locked.
+	*Held
+}
+
+// Held is what a held lock shows: its token and holder, its age and the
+// rule, if any, that lets anyone take it.
+type Held struct {
+	Token string `json:"token"`
+	// Record is the record as found, when it does not parse (empty when
+	// there is none); Owner is the parsed record otherwise.
+	Record           *string `json:"record,omitempty"`
+	Owner            *Owner  `json:"owner,omitempty"`
+	AgeSeconds       *int64  `json:"age_seconds"` // nil (null) when the host cannot tell
+	Reason           string  `json:"reason"`
+	Why              string  `json:"why"`
+	BootMatch        *bool   `json:"boot_match,omitempty"`
+	PIDNSMatch       *bool   `json:"pidns_match,omitempty"`
+	LeaseSeconds     int64   `json:"lease_seconds"`
+	ExpiresInSeconds *int64  `json:"expires_in_seconds"` // nil (null) when unknown
+	HolderProcess    string  `json:"holder_process,omitempty"`
+}
+
+// Owner is a lock's owner record.
+type Owner struct {
+	Who          string `json:"who"`
+	PID          int    `json:"pid"`
+	Command      string `json:"command"`
+	Message      string `json:"message"`
+	Version      string `json:"version"`
+	Since        string `json:"since"`
+	Boot         string `json:"boot"`
+	Machine      string `json:"machine"`
+	PIDNS        string `json:"pidns"`
+	Init         string `json:"init"`
+	LeaseSeconds int64  `json:"lease_seconds"`
+	HolderPID    string `json:"holder_pid"`
+	HolderUID    string `json:"holder_uid"`
+}
+
+// LockAcquire is hoist lock acquire: the token of the hold, or Interrupted.
+type LockAcquire struct {
+	Result
+	Token       string `json:"token,omitempty"`
+	Stolen      *Lock  `json:"stolen,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+}
+
+// LockRelease is hoist lock release.
+type LockRelease struct {
+	Result
+	Released bool `json:"released"`
+}
+
+// LockBreak is hoist lock break.
+type LockBreak struct {
+	Result
+	Broken Lock `json:"broken"`
+}
+
+// LockRefresh is hoist lock refresh.
+type LockRefresh struct {
+	Result
+	Refreshed    bool  `json:"refreshed"`
+	LeaseSeconds int64 `json:"lease_seconds"`
+}
+
+// Run is hoist run.
+type Run struct {
+	Result
+	Token        string `json:"token"`
+	Run          string `json:"run"`
+	Started      bool   `json:"started"`
+	ExitStatus   int    `json:"exit_status"`
+	Reattached   int    `json:"reattached,omitempty"`
+	LockLost     bool   `json:"lock_lost,omitempty"`
+	ReleaseError string `json:"release_error,omitempty"`
+	Interrupted  bool   `json:"interrupted,omitempty"`
+}
+
+// Runs is hoist runs.
+type Runs struct {
+	Result
+	Runs []RunRecord `json:"runs"`
+}
+
+// Logs is hoist logs: the run's record.
+type Logs struct {
+	Result
+	RunRecord
+}
+
+// RunRecord is a run kept on a host.
+type RunRecord struct {
+	ID         string `json:"id"`
+	Started    string `json:"started"`
+	Ended      string `json:"ended,omitempty"`
+	Running    bool   `json:"running"`
+	ExitStatus *int   `json:"exit_status"` // nil (null) while it runs or when nobody saw it
+	Who        string `json:"who"`
+	Command    string `json:"command"`
+}
+
+// Push is hoist push. Pushed is there once the push reached the host.
+type Push struct {
+	Result
+	ID       string   `json:"id"`
+	Stripped []string `json:"stripped"`
+	Writable []string `json:"writable"`
+	*Pushed
+}
+
+// Pushed is what a push did on the host.
+type Pushed struct {
+	Present       bool   `json:"present"`
+	Promoted      bool   `json:"promoted"`
+	UploadedBytes int64  `json:"uploaded_bytes"`
+	Activated     bool   `json:"activated"`
+	Previous      string `json:"previous"`
+	Execs         int    `json:"execs"`
+	ResumedAt     int64  `json:"resumed_at"`
+	ReusedFiles   int    `json:"reused_files"`
+}
+
+// List is hoist list.
+type List struct {
+	Result
+	Runtimes []Runtime `json:"runtimes"`
+}
+
+// Runtime is a runtime in a store.
+type Runtime struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	Promoted string `json:"promoted"`
+	Active   bool   `json:"active"`
+	Previous bool   `json:"previous"`
+	Pinned   bool   `json:"pinned"`
+}
+
+// History is hoist history.
+type History struct {
+	Result
+	History []HistoryEntry `json:"history"`
+}
+
+// HistoryEntry is one switch of current.
+type HistoryEntry struct {
+	When    string `json:"when"`
+	Action  string `json:"action"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Who     string `json:"who"`
+	Command string `json:"command"`
+}
+
+// Activate is hoist activate and hoist rollback.
+type Activate struct {
+	Result
+	Current  string `json:"current"`
+	Previous string `json:"previous"`
+}
+
+// Pin is hoist pin and hoist unpin.
+type Pin struct {
+	Result
+	ID       string `json:"id"`
+	Pinned   bool   `json:"pinned,omitempty"`
+	Unpinned bool   `json:"unpinned,omitempty"`
+}
+
+// GC is hoist gc.
+type GC struct {
+	Result
+	Skipped          bool     `json:"skipped"`
+	Holder           *Lock    `json:"holder,omitempty"`
+	NothingToCollect bool     `json:"nothing_to_collect"`
+	DryRun           bool     `json:"dry_run"`
+	Kept             []Kept   `json:"kept"`
+	Deleted          []string `json:"deleted"`
+	Swept            []string `json:"swept"`
+}
+
+// Kept is a runtime gc kept, and why.
+type Kept struct {
+	ID  string `json:"id"`
+	Why string `json:"why"`
+}
+
+// Doctor is hoist doctor.
+type Doctor struct {
+	Result
+	Target  Target  `json:"target"`
+	Checks  []Check `json:"checks"`
+	Summary Summary `json:"summary"`
+	Lock    *Lock   `json:"lock,omitempty"`
+}
+
+// Target is the target as resolved, before connecting: Identity lists the
+// identity files to offer, Missing those of them that do not exist, Agent
+// the ssh-agent socket whose keys are offered too, and Key the identity the
+// host accepted ("-" until connected).
+type Target struct {
+	User     string   `json:"user"`
+	Host     string   `json:"host"`
+	Port     string   `json:"port"`
+	Jump     string   `json:"jump"`
+	Identity string   `json:"identity"`
+	Missing  []string `json:"missing"`
+	Agent    string   `json:"agent"`
+	Key      string   `json:"key"`
+}
+
+// Check is one item of the doctor's checklist. Value is one word for
+// scripts; Detail says it for people; Fix, for an item that is not ok,
+// what to do.
+type Check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Value  string `json:"value"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Summary counts the checks by status.
+type Summary struct {
+	OK   int `json:"ok"`
+	Warn int `json:"warn"`
+	Fail int `json:"fail"`
+}
