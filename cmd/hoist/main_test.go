@@ -50,6 +50,14 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 				}
 			},
+			// json TYPE: every line of the last command's stdout decodes
+			// into output.TYPE, strictly: no field the type lacks.
+			"json": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: json TYPE")
+				}
+				ts.Check(decodeLines(ts.ReadFile("stdout"), args[0]))
+			},
 			// capture VAR REGEXP: VAR is the first group of REGEXP's first
 			// match in the last command's stdout.
 			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
