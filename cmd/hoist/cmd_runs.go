@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -123,7 +124,16 @@ func (a *app) logs(id string, follow bool) error {
 			return result{outcome: outcome{err: err}}
 		}
 		name := l.Host().Name()
-		rec, err := l.Logs(ctx, full, lock.LogOptions{Follow: follow, Stdout: a.stdout, Stderr: a.con, Stop: stop,
+		stdout, stderr := io.Writer(a.stdout), io.Writer(a.con)
+		if a.g.json {
+			// stdout carries only the JSON result: the output goes to
+			// stderr, by host, as run's does.
+			pout, perr := newPrefixWriter(a.con, name+": "), newPrefixWriter(a.con, name+": ")
+			defer pout.Flush()
+			defer perr.Flush()
+			stdout, stderr = pout, perr
+		}
+		rec, err := l.Logs(ctx, full, lock.LogOptions{Follow: follow, Stdout: stdout, Stderr: stderr, Stop: stop,
 			Cut: func(stream string, n int64) {
 				a.say(name, "the first %d bytes of its %s are no longer kept (a finished run keeps the last 64 KiB)", n, stream)
 			}})
