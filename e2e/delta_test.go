@@ -83,10 +83,10 @@ func TestPushDelta(t *testing.T) {
 	onDeltaHosts(t, func(t *testing.T, h *sshd.Host, root string, c *cli) {
 		v1 := deltaTree(t, 48, 256<<10) // 12 MiB
 		r1 := pushJSON(t, c, v1, "--name", "app")
-		if r1["promoted"] != true || r1["reused_files"].(float64) != 0 {
-			t.Fatalf("first push: %v", r1)
+		if !r1.Promoted || r1.ReusedFiles != 0 {
+			t.Fatalf("first push: %s", js(r1))
 		}
-		id1 := r1["id"].(string)
+		id1 := r1.ID
 
 		// 4 bytes of one file change, and a file is added.
 		v2 := copyTree(t, v1)
@@ -99,13 +99,13 @@ func TestPushDelta(t *testing.T) {
 		os.WriteFile(filepath.Join(v2, "NEWS"), []byte("v2\n"), 0o644)
 		r2 := pushJSON(t, c, v2, "--name", "app")
 		// 47 shared parts and the two modes of the shared tool.
-		if r2["promoted"] != true || r2["reused_files"].(float64) != 49 {
-			t.Fatalf("second push: %v", r2)
+		if !r2.Promoted || r2.ReusedFiles != 49 {
+			t.Fatalf("second push: %s", js(r2))
 		}
-		if up := r2["uploaded_bytes"].(float64); up > 256<<10+64<<10 {
-			t.Fatalf("the second push uploaded %.0f bytes; the changed file is %d", up, 256<<10)
+		if up := r2.UploadedBytes; up > 256<<10+64<<10 {
+			t.Fatalf("the second push uploaded %d bytes; the changed file is %d", up, 256<<10)
 		}
-		id2 := r2["id"].(string)
+		id2 := r2.ID
 		rt := func(id string) string { return filepath.Join(root, "runtimes", id) }
 		sameTree(t, v1, rt(id1))
 		sameTree(t, v2, rt(id2))
@@ -198,10 +198,10 @@ func TestPushDelta(t *testing.T) {
 		// tool.data (its copy has another mode) and tool (no list
 		// has it) travel; part004 is read through the symlink and
 		// copied into a directory of the pool: 43 parts are copied.
-		if r3["promoted"] != true || r3["reused_files"].(float64) != 43 {
-			t.Fatalf("third push: %v", r3)
+		if !r3.Promoted || r3.ReusedFiles != 43 {
+			t.Fatalf("third push: %s", js(r3))
 		}
-		sameTree(t, v3, rt(r3["id"].(string)))
+		sameTree(t, v3, rt(r3.ID))
 		os.Remove(filepath.Join(rt(id2), "lib", "fifo"))
 		os.Remove(filepath.Join(rt(id2), "lib", "evil"))
 		sameTree(t, v2, rt(id2))
@@ -244,13 +244,13 @@ func TestPushResumesAfterCut(t *testing.T) {
 		// The upload keeps how far its bytes are whole; what was in
 		// flight (transport.Window) may be sent again, and the last
 		// mark written may lag a chunk or two.
-		least := float64(cutAt - transport.Window - 2*transport.ChunkSize)
-		if r["promoted"] != true || r["resumed_at"].(float64) < least || r["resumed_at"].(float64)+r["uploaded_bytes"].(float64) < size {
-			t.Fatalf("the resumed push: %v", r)
+		least := cutAt - transport.Window - 2*transport.ChunkSize
+		if !r.Promoted || r.ResumedAt < least || r.ResumedAt+r.UploadedBytes < size {
+			t.Fatalf("the resumed push: %s", js(r))
 		}
 		t.Logf("cut at %.0f%% (the archive's length on the host); resumed at %.0f%%, uploaded %.0f%% again",
-			100*float64(cutAt)/size, 100*r["resumed_at"].(float64)/size, 100*r["uploaded_bytes"].(float64)/size)
-		sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", r["id"].(string), "blob"))
+			100*float64(cutAt)/size, 100*float64(r.ResumedAt)/size, 100*float64(r.UploadedBytes)/size)
+		sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", r.ID, "blob"))
 		if exists(stage) {
 			t.Fatalf("the resumed stage is still there")
 		}

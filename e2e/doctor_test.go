@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,23 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 )
 
 // doctorReport is hoist --json doctor's object for one host.
-type doctorReport struct {
-	Host   string `json:"host"`
-	OK     bool   `json:"ok"`
-	Exit   int    `json:"exit"`
-	Target struct {
-		User, Host, Port, Jump, Identity, Agent, Key string
-		Missing                                      []string
-	} `json:"target"`
-	Checks []struct {
-		Name, Status, Value, Detail, Fix string
-	} `json:"checks"`
-	Summary map[string]int `json:"summary"`
-}
+type doctorReport output.Doctor
 
 // doctor runs hoist doctor on h (text and --json) with the store under
 // root, and returns the report and the text run.
@@ -34,10 +22,7 @@ func doctor(t *testing.T, h *sshd.Host, root string) (doctorReport, run) {
 	t.Helper()
 	c := newCLI(t, h, root)
 	js := c.run("--json", "doctor")
-	var rep doctorReport
-	if err := json.Unmarshal([]byte(js.stdout), &rep); err != nil {
-		t.Fatalf("hoist --json doctor: %v\n%s", err, js)
-	}
+	rep := decodeOne[doctorReport](t, "hoist --json doctor", js.stdout)
 	if rep.Exit != js.code {
 		t.Errorf("--json says exit %d, hoist exited %d", rep.Exit, js.code)
 	}
@@ -248,11 +233,7 @@ func TestDoctorSaysTheResolvedTarget(t *testing.T) {
 	doctorJSON := func(args ...string) (doctorReport, run) {
 		t.Helper()
 		r := c.run(append(args, "--json", "doctor")...)
-		var rep doctorReport
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("hoist --json doctor: %v\n%s", err, r)
-		}
-		return rep, r
+		return decodeOne[doctorReport](t, "hoist --json doctor", r.stdout), r
 	}
 	say := func(alias, ids string) string {
 		return fmt.Sprintf("hoist: %s: connecting: user %s, host 127.0.0.1, port %d; via ProxyJump bastion; identity files %s; no ssh-agent\n",

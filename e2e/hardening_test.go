@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
@@ -88,11 +88,11 @@ func TestContainersSharingAStoreKeepEachOthersLocks(t *testing.T) {
 			}
 
 			st := d.other.run("--json", "lock", "status")
-			var obj map[string]any
-			if st.code != 0 || json.Unmarshal([]byte(st.stdout), &obj) != nil {
+			if st.code != 0 {
 				t.Fatalf("status in the other container: %s", st)
 			}
-			if obj["locked"] != true || obj["stale"] != false || obj["why"] != "" || obj["token"] != token || obj["boot_match"] != true {
+			obj := decodeOne[output.LockStatus](t, "status in the other container", st.stdout)
+			if held := heldOf(obj.Lock); !obj.Locked || obj.Stale || held.Why != "" || held.Token != token || held.BootMatch == nil || !*held.BootMatch {
 				t.Fatalf("status in the other container: want locked by %s, not stale, same boot:\n%s", token, st.stdout)
 			}
 			txt := d.other.run("lock", "status")
@@ -131,7 +131,7 @@ func TestUnreadableStoreIsAnError(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{})
 	root := filepath.Join(h.Dir, "store")
 	c := newCLI(t, h, root)
-	id := pushJSON(t, c, sourceTree(t, "1"), "--name", "app")["id"].(string)
+	id := pushJSON(t, c, sourceTree(t, "1"), "--name", "app").ID
 	for _, dir := range []string{root, filepath.Join(root, "runtimes")} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			hostSh(t, h, "chmod 000 "+shq(dir))
@@ -261,11 +261,11 @@ func TestUnsafeStorePathsAreRefused(t *testing.T) {
 		// Writable by its group (a shared deploy group) is fine.
 		hostSh(t, h, "chmod o-w,g+w "+shq(rt))
 		c := newCLI(t, h, root)
-		id := pushJSON(t, c, sourceTree(t, "group"), "--name", "group")["id"].(string)
+		id := pushJSON(t, c, sourceTree(t, "group"), "--name", "group").ID
 		if r := c.run("list"); r.code != 0 || !strings.Contains(r.stdout, id) {
 			t.Fatalf("list on a group-writable store: %s", r)
 		}
-		if r := c.run("--json", "gc", "--keep", "0"); r.code != 0 || !strings.Contains(r.stdout, `"deleted":[`) || strings.Contains(r.stdout, `"deleted":[]`) {
+		if r := c.run("--json", "gc", "--keep", "0"); r.code != 0 || len(decodeOne[output.GC](t, "gc", r.stdout).Deleted) == 0 {
 			t.Fatalf("gc on a group-writable store: %s", r)
 		}
 		hold := c.run("lock", "acquire")
@@ -317,20 +317,17 @@ func TestGCDeletesOnlyWhatHoistMarked(t *testing.T) {
 		if v == "previous" || v == "current" {
 			args = append(args, "--activate")
 		}
-		ids[v] = pushJSON(t, c, args...)["id"].(string)
+		ids[v] = pushJSON(t, c, args...).ID
 	}
 	if r := c.run("pin", ids["pinned"]); r.code != 0 {
 		t.Fatal(r)
 	}
 
 	r := c.run("--json", "gc", "--keep", "0")
-	var res struct {
-		Deleted []string
-		Kept    []struct{ ID, Why string }
-	}
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
+	if r.code != 0 {
 		t.Fatalf("gc: %s", r)
 	}
+	res := decodeOne[output.GC](t, "gc", r.stdout)
 	sort.Strings(res.Deleted)
 	want := []string{ids["old1"], ids["old2"]}
 	sort.Strings(want)
@@ -392,7 +389,7 @@ func TestImpliedDirectoriesAre0755OnTheHost(t *testing.T) {
 	if err := os.WriteFile(archive, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	id := pushJSON(t, c, archive, "--name", "files")["id"].(string)
+	id := pushJSON(t, c, archive, "--name", "files").ID
 	got := hostSh(t, h, "cd "+shq(filepath.Join(root, "runtimes", id))+" && stat -c '%a %n' a a/b a/b/c a/b/c/file a/b/c/suid a/b/c/sgid")
 	if want := "755 a\n755 a/b\n755 a/b/c\n644 a/b/c/file\n755 a/b/c/suid\n755 a/b/c/sgid\n"; got != want {
 		t.Errorf("modes installed from a tar without directory entries:\n%swant:\n%s", got, want)
@@ -419,7 +416,7 @@ func TestImpliedDirectoriesAre0755OnTheHost(t *testing.T) {
 		}
 		return src
 	}
-	id = pushJSON(t, c, tree(true), "--name", "tree")["id"].(string)
+	id = pushJSON(t, c, tree(true), "--name", "tree").ID
 	got = hostSh(t, h, "cd "+shq(filepath.Join(root, "runtimes", id))+" && stat -c '%a %n' bin/suid bin/sgid")
 	if want := "755 bin/suid\n755 bin/sgid\n"; got != want {
 		t.Errorf("setuid and setgid files of a tree were installed as:\n%swant:\n%s", got, want)
@@ -608,7 +605,7 @@ func TestUnpackOnFullDiskSaysWhy(t *testing.T) {
 	mountTmpfs(t, h, dir, "size=64m,nr_inodes=200,mode=0755")
 	c := newCLI(t, h, dir)
 	v1 := sourceTree(t, "1")
-	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate").ID
 
 	many := t.TempDir()
 	for d := range 4 {
@@ -660,7 +657,7 @@ func TestPushRefusedWhenTooBigSaysBothNumbers(t *testing.T) {
 	mountTmpfs(t, h, dir, "size=4m,mode=0755")
 	c := newCLI(t, h, dir)
 	v1 := sourceTree(t, "1")
-	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate").ID
 	big := randomTree(t, 8<<20)
 
 	r := c.run("-q", "push", big, "--name", "big", "--activate")
@@ -683,11 +680,10 @@ func TestPushRefusedWhenTooBigSaysBothNumbers(t *testing.T) {
 	}
 
 	r = c.run("--json", "push", big, "--name", "big")
-	var obj map[string]any
-	if r.code != 1 || json.Unmarshal([]byte(r.stdout), &obj) != nil {
+	if r.code != 1 {
 		t.Fatalf("push --json: %s", r)
 	}
-	if n, ok := obj["uploaded_bytes"].(float64); !ok || n != 0 {
+	if obj := decodeOne[output.Push](t, "push --json", r.stdout); obj.Pushed == nil || obj.UploadedBytes != 0 {
 		t.Fatalf("push --json: want uploaded_bytes 0:\n%s", r.stdout)
 	}
 	if stages, _ := filepath.Glob(filepath.Join(dir, "runtimes", ".stage-*")); len(stages) > 0 {
@@ -899,6 +895,6 @@ func TestUnreadTokenIsNotKept(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the host releases the unconfirmed hold", func() bool {
 		r := c.run("--json", "lock", "status")
-		return r.code == 0 && strings.Contains(r.stdout, `"locked":false`)
+		return r.code == 0 && !decodeOne[output.LockStatus](t, "lock status", r.stdout).Locked
 	})
 }

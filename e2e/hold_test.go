@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 )
 
@@ -26,14 +26,13 @@ func acquireHold(t *testing.T, c *cli, args ...string) string {
 }
 
 // lockStatus is hoist lock status --json through c.
-func lockStatus(t *testing.T, c *cli) map[string]any {
+func lockStatus(t *testing.T, c *cli) output.LockStatus {
 	t.Helper()
 	r := c.run("--json", "lock", "status")
-	var st map[string]any
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil {
+	if r.code != 0 {
 		t.Fatalf("lock status: %s", r)
 	}
-	return st
+	return decodeOne[output.LockStatus](t, "lock status", r.stdout)
 }
 
 // runtimesIn lists the runtimes and stages in the store under root.
@@ -64,7 +63,7 @@ func TestHoldDeployScript(t *testing.T) {
 	root := filepath.Join(h.Dir, "store")
 	deploy, other := newCLI(t, h, root), newCLI(t, h, root)
 	ran := filepath.Join(h.Dir, "other-ran")
-	id1 := pushJSON(t, deploy, sourceTree(t, "1"), "--name", "app", "--activate")["id"].(string)
+	id1 := pushJSON(t, deploy, sourceTree(t, "1"), "--name", "app", "--activate").ID
 
 	tok := acquireHold(t, deploy, "--lease", "10m", "-m", "deploy v2")
 	// busy: the other client's plain run is refused at once, names the
@@ -78,20 +77,20 @@ func TestHoldDeployScript(t *testing.T) {
 		if exists(ran) {
 			t.Fatalf("%s: the other client's command ran", when)
 		}
-		if st := lockStatus(t, other); st["token"] != tok {
-			t.Fatalf("%s: the lock is not the hold's any more: %v", when, st)
+		if st := lockStatus(t, other); heldOf(st.Lock).Token != tok {
+			t.Fatalf("%s: the lock is not the hold's any more: %s", when, js(st))
 		}
 	}
 	busy("after acquire")
-	if st := lockStatus(t, other); st["holder_process"] != "none" || st["lease_seconds"] != 600.0 {
-		t.Fatalf("status of the hold: want a manual hold with a 10m lease: %v", st)
+	if st := heldOf(lockStatus(t, other).Lock); st.HolderProcess != "none" || st.LeaseSeconds != 600 {
+		t.Fatalf("status of the hold: want a manual hold with a 10m lease: %s", js(st))
 	}
 
 	// The push uploads and promotes under the hold, without waiting for it.
 	p := pushJSON(t, deploy, sourceTree(t, "2"), "--name", "app", "--wait", "0", "--token", tok)
-	id2 := p["id"].(string)
-	if p["promoted"] != true || !exists(filepath.Join(root, "runtimes", id2)) {
-		t.Fatalf("push under the hold: %v", p)
+	id2 := p.ID
+	if !p.Promoted || !exists(filepath.Join(root, "runtimes", id2)) {
+		t.Fatalf("push under the hold: %s", js(p))
 	}
 	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+id1 {
 		t.Fatalf("a push without --activate moved current to %s", got)
@@ -155,7 +154,7 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{})
 	root := filepath.Join(h.Dir, "store")
 	c, other := newCLI(t, h, root), newCLI(t, h, root)
-	id1 := pushJSON(t, c, sourceTree(t, "1"), "--name", "app", "--activate")["id"].(string)
+	id1 := pushJSON(t, c, sourceTree(t, "1"), "--name", "app", "--activate").ID
 	v2 := sourceTree(t, "2")
 
 	stale := acquireHold(t, c, "-m", "earlier deploy")
@@ -173,12 +172,11 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 			t.Fatalf("%s: the error does not name the holder: %s", what, r)
 		}
 		j := c.run("--json", "push", v2, "--name", "app", "--wait", "0", "--token", token)
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(j.stdout), &obj); err != nil || j.code != 1 {
-			t.Fatalf("%s: --json: %v %s", what, err, j)
+		if j.code != 1 {
+			t.Fatalf("%s: --json: %s", what, j)
 		}
-		if obj["uploaded_bytes"] != 0.0 || obj["execs"] != 1.0 {
-			t.Fatalf("%s: uploaded %v bytes in %v host commands, want nothing in one", what, obj["uploaded_bytes"], obj["execs"])
+		if obj := decodeOne[output.Push](t, what, j.stdout); obj.Pushed == nil || obj.UploadedBytes != 0 || obj.Execs != 1 {
+			t.Fatalf("%s: --json: %s; want nothing uploaded in one host command", what, j.stdout)
 		}
 		runtimes, stages := runtimesIn(t, root)
 		if strings.Join(runtimes, " ") != id1 || len(stages) != 0 {
@@ -191,8 +189,8 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 			if exists(lockPath(root)) {
 				t.Fatalf("%s: the push left a lock", what)
 			}
-		} else if st := lockStatus(t, other); st["token"] != holder {
-			t.Fatalf("%s: the holder's lock was disturbed: %v", what, st)
+		} else if st := lockStatus(t, other); heldOf(st.Lock).Token != holder {
+			t.Fatalf("%s: the holder's lock was disturbed: %s", what, js(st))
 		}
 	}
 	refused("released token, free store", stale, "")
@@ -217,13 +215,13 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 
 	// The artifact itself was fine: under the holder's own token it lands.
 	p := pushJSON(t, c, v2, "--name", "app", "--activate", "--token", held)
-	if p["promoted"] != true {
-		t.Fatalf("push under the holder's token: %v", p)
+	if !p.Promoted {
+		t.Fatalf("push under the holder's token: %s", js(p))
 	}
-	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+p["id"].(string) {
+	if got, _ := os.Readlink(filepath.Join(root, "current")); got != "runtimes/"+p.ID {
 		t.Fatalf("current -> %s after the push under the hold", got)
 	}
-	if st := lockStatus(t, other); st["token"] != held {
-		t.Fatalf("the hold is gone after a push under it: %v", st)
+	if st := lockStatus(t, other); heldOf(st.Lock).Token != held {
+		t.Fatalf("the hold is gone after a push under it: %s", js(st))
 	}
 }

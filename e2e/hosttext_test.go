@@ -1,13 +1,13 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 )
 
@@ -24,7 +24,7 @@ func TestHostTextCannotPrintRows(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{})
 	root := filepath.Join(h.Dir, "store")
 	c := newCLI(t, h, root)
-	id := pushJSON(t, c, sourceTree(t, "1"), "--name", "app", "--activate")["id"].(string)
+	id := pushJSON(t, c, sourceTree(t, "1"), "--name", "app", "--activate").ID
 	if r := c.run("run", "--", "true"); r.code != 0 {
 		t.Fatalf("run: %s", r)
 	}
@@ -77,12 +77,7 @@ func TestHostTextCannotPrintRows(t *testing.T) {
 		}
 	}
 	r = c.run("--json", "gc", "--dry-run")
-	var obj struct {
-		Kept []struct{ ID, Why string } `json:"kept"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
-		t.Fatalf("gc --json: %v\n%s", err, r)
-	}
+	obj := decodeOne[output.GC](t, "gc --json", r.stdout)
 	for _, n := range names {
 		found := false
 		for _, k := range obj.Kept {

@@ -1,13 +1,13 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 )
 
@@ -25,7 +25,7 @@ func TestTwoAliasesOfOneStoreAreWorkedOnOnce(t *testing.T) {
 	cfg := writeConfig(t, hostBlock("web-a", h), hostBlock("web-b", h))
 	root := filepath.Join(h.Dir, "store")
 	c := sshConfigCLI(t, cfg, root)
-	idA := pushJSON(t, c, "-H", "web-a", "--activate", "--name", "app", sourceTree(t, "a"))["id"].(string)
+	idA := pushJSON(t, c, "-H", "web-a", "--activate", "--name", "app", sourceTree(t, "a")).ID
 	pushJSON(t, c, "-H", "web-a", "--activate", "--name", "app", sourceTree(t, "b"))
 	current := func() string {
 		t.Helper()
@@ -67,21 +67,16 @@ func TestTwoAliasesOfOneStoreAreWorkedOnOnce(t *testing.T) {
 	}
 
 	r = c.run("--json", "-H", "web-a,web-b", "lock", "status")
-	var objs []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		var o map[string]any
-		if err := json.Unmarshal([]byte(l), &o); err != nil {
-			t.Fatalf("--json lock status: %v\n%s", err, r)
-		}
-		objs = append(objs, o)
-	}
+	objs := decodeLines[output.LockStatus](t, "--json lock status", r.stdout)
 	if r.code != 0 || len(objs) != 2 {
 		t.Fatalf("--json lock status: want two objects:\n%s", r)
 	}
-	if objs[0]["same_store_as"] != nil {
+	if objs[0].SameStoreAs != "" {
 		objs[0], objs[1] = objs[1], objs[0]
 	}
-	if objs[0]["locked"] != false || objs[1]["same_store_as"] != objs[0]["host"] || objs[1]["ok"] != true || objs[1]["exit"] != 0.0 {
+	// The other target's object is its Result alone: no status of its own.
+	if objs[0].Locked || !objs[0].Store || objs[1].SameStoreAs != objs[0].Host || !objs[1].OK || objs[1].Exit != 0 ||
+		objs[1].Store || objs[1].Held != nil {
 		t.Errorf("--json lock status: want one status, and the other target's object naming it as the same store:\n%s", r)
 	}
 

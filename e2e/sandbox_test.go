@@ -5,15 +5,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 )
 
 // The sandbox mode: a short scenario against the compose fleet of
@@ -104,26 +106,23 @@ func sandboxSSH(cfg, box, command string) error {
 	return nil
 }
 
-// byHost parses --json output: one object per host.
-func byHost(t *testing.T, what string, r run) map[string]map[string]any {
+// byHost parses --json output, one object per host, into T (a type of
+// cmd/hoist/output), and fails unless every box succeeded.
+func byHost[T any](t *testing.T, what string, r run) map[string]T {
 	t.Helper()
 	if r.code != 0 {
 		t.Fatalf("%s: %s", what, r)
 	}
-	objs := map[string]map[string]any{}
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		var o map[string]any
-		if err := json.Unmarshal([]byte(l), &o); err != nil {
-			t.Fatalf("%s: a line that is not JSON: %q: %v", what, l, err)
+	objs := map[string]T{}
+	for _, o := range decodeLines[T](t, what, r.stdout) {
+		h := head(&o)
+		if !h.OK {
+			t.Fatalf("%s: %s failed: %s", what, h.Host, js(o))
 		}
-		h, _ := o["host"].(string)
-		if o["ok"] != true {
-			t.Fatalf("%s: %s failed: %s", what, h, l)
-		}
-		objs[h] = o
+		objs[h.Host] = o
 	}
 	for _, b := range sandboxBoxes {
-		if objs[b.name] == nil {
+		if _, ok := objs[b.name]; !ok {
 			t.Fatalf("%s: no answer from %s: %s", what, b.name, r)
 		}
 	}
@@ -188,11 +187,11 @@ func TestSandboxFleet(t *testing.T) {
 
 	// push --activate to the fleet at once: one runtime, the same id
 	// everywhere, active.
-	v1 := byHost(t, "push v1", c.run("-H", fleet, "--json", "push", helloTree(t, "v1"), "--name", "hello", "--activate"))
-	id1, _ := v1["box1"]["id"].(string)
+	v1 := byHost[output.Push](t, "push v1", c.run("-H", fleet, "--json", "push", helloTree(t, "v1"), "--name", "hello", "--activate"))
+	id1 := v1["box1"].ID
 	for h, o := range v1 {
-		if o["id"] != id1 || o["activated"] != true || o["promoted"] != true {
-			t.Errorf("push v1 on %s: %v", h, o)
+		if o.ID != id1 || o.Pushed == nil || !o.Activated || !o.Promoted {
+			t.Errorf("push v1 on %s: %s", h, js(o))
 		}
 	}
 	hello := filepath.Join(root, "current", "bin", "hello")
@@ -204,15 +203,15 @@ func TestSandboxFleet(t *testing.T) {
 	}
 
 	// A second version replaces it; the first becomes previous.
-	v2 := byHost(t, "push v2", c.run("-H", fleet, "--json", "push", helloTree(t, "v2"), "--name", "hello", "--activate"))
-	id2, _ := v2["box1"]["id"].(string)
+	v2 := byHost[output.Push](t, "push v2", c.run("-H", fleet, "--json", "push", helloTree(t, "v2"), "--name", "hello", "--activate"))
+	id2 := v2["box1"].ID
 	for h, o := range v2 {
-		if o["id"] != id2 || id2 == id1 || o["activated"] != true || o["previous"] != id1 {
-			t.Errorf("push v2 on %s: %v (v1 was %s)", h, o, id1)
+		if o.ID != id2 || id2 == id1 || o.Pushed == nil || !o.Activated || o.Previous != id1 {
+			t.Errorf("push v2 on %s: %s (v1 was %s)", h, js(o), id1)
 		}
 	}
 	r = c.run("-H", fleet, "--json", "run", "--", hello)
-	byHost(t, "run v2", r)
+	byHost[output.Run](t, "run v2", r)
 	for _, b := range sandboxBoxes {
 		if want := "hello v2 from " + b.name; !strings.Contains(r.stderr, want) {
 			t.Fatalf("run v2: %q missing: %s", want, r)
@@ -221,37 +220,36 @@ func TestSandboxFleet(t *testing.T) {
 
 	// A third, not activated, is what gc --keep 0 collects: current and
 	// previous stay.
-	v3 := byHost(t, "push v3", c.run("-H", fleet, "--json", "push", helloTree(t, "v3"), "--name", "hello"))
-	id3, _ := v3["box1"]["id"].(string)
-	gc := byHost(t, "gc", c.run("-H", fleet, "--json", "gc", "--keep", "0"))
+	v3 := byHost[output.Push](t, "push v3", c.run("-H", fleet, "--json", "push", helloTree(t, "v3"), "--name", "hello"))
+	id3 := v3["box1"].ID
+	gc := byHost[output.GC](t, "gc", c.run("-H", fleet, "--json", "gc", "--keep", "0"))
 	for h, o := range gc {
-		if o["skipped"] != false || fmt.Sprint(o["deleted"]) != "["+id3+"]" {
-			t.Errorf("gc on %s deleted %v, want only %s: %v", h, o["deleted"], id3, o)
+		if o.Skipped || !slices.Equal(o.Deleted, []string{id3}) {
+			t.Errorf("gc on %s deleted %v, want only %s: %s", h, o.Deleted, id3, js(o))
 		}
 	}
 
-	list := byHost(t, "list", c.run("-H", fleet, "--json", "list"))
+	list := byHost[output.List](t, "list", c.run("-H", fleet, "--json", "list"))
 	for h, o := range list {
-		rows, _ := o["runtimes"].([]any)
+		rows := o.Runtimes
 		if len(rows) != 2 {
-			t.Fatalf("list on %s: %d runtimes, want v2 and v1: %v", h, len(rows), o)
+			t.Fatalf("list on %s: %d runtimes, want v2 and v1: %s", h, len(rows), js(o))
 		}
 		// By id: two runtimes promoted within one second may list in
 		// either order.
-		state := map[any]string{}
+		state := map[string]string{}
 		for _, row := range rows {
-			m, _ := row.(map[string]any)
-			state[m["id"]] = fmt.Sprintf("active=%v previous=%v", m["active"], m["previous"])
+			state[row.ID] = fmt.Sprintf("active=%v previous=%v", row.Active, row.Previous)
 		}
 		if state[id2] != "active=true previous=false" || state[id1] != "active=false previous=true" {
 			t.Errorf("list on %s: want %s active and %s previous: %v", h, id2, id1, rows)
 		}
 	}
 
-	status := byHost(t, "lock status", c.run("-H", fleet, "--json", "lock", "status"))
+	status := byHost[output.LockStatus](t, "lock status", c.run("-H", fleet, "--json", "lock", "status"))
 	for h, o := range status {
-		if o["store"] != true || o["locked"] != false || o["stale"] != false {
-			t.Errorf("lock status on %s: want a free lock on an existing store: %v", h, o)
+		if !o.Store || o.Locked || o.Stale {
+			t.Errorf("lock status on %s: want a free lock on an existing store: %s", h, js(o))
 		}
 	}
 	if r := c.run("-H", fleet, "lock", "status"); r.code != 0 || strings.Count(r.stdout, ": free") != 3 {

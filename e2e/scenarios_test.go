@@ -97,8 +97,8 @@ func TestStealRaceHasOneWinner(t *testing.T) {
 			t.Errorf("left in the store: %s", e.Name())
 		}
 	}
-	if r := c.run("lock", "status", "--json"); !strings.Contains(r.stdout, `"token":"`+winners[0]+`"`) {
-		t.Fatalf("the lock is not the winner's: %s", r)
+	if st := lockStatus(t, c); heldOf(st.Lock).Token != winners[0] {
+		t.Fatalf("the lock is not the winner's: %s", js(st))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 	"github.com/hoistdev/hoist/store"
 )
@@ -61,16 +62,17 @@ func sourceTree(t testing.TB, version string) string {
 	return d
 }
 
-// pushJSON pushes and returns the result object.
-func pushJSON(t testing.TB, c *cli, args ...string) map[string]any {
+// pushJSON pushes and returns its --json object, which says what the push
+// did on the host.
+func pushJSON(t testing.TB, c *cli, args ...string) output.Push {
 	t.Helper()
 	r := c.run(append([]string{"--json", "push"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("push %v: %s", args, r)
 	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
-		t.Fatalf("push output is not one JSON object: %v\n%s", err, r.stdout)
+	obj := decodeOne[output.Push](t, "push", r.stdout)
+	if obj.Pushed == nil {
+		t.Fatalf("push %v: it did not say what it did on the host: %s", args, r.stdout)
 	}
 	return obj
 }
@@ -129,19 +131,19 @@ func TestPushTwiceUploadsNothing(t *testing.T) {
 	c := newCLI(t, h, root)
 	src := sourceTree(t, "1")
 	first := pushJSON(t, c, src, "--name", "app")
-	if first["promoted"] != true || first["uploaded_bytes"].(float64) == 0 {
-		t.Fatalf("first push: %v", first)
+	if !first.Promoted || first.UploadedBytes == 0 {
+		t.Fatalf("first push: %s", js(first))
 	}
 	again := pushJSON(t, c, src, "--name", "app")
-	if again["present"] != true || again["uploaded_bytes"].(float64) != 0 || again["execs"].(float64) != 1 || again["id"] != first["id"] {
-		t.Fatalf("re-push: %v", again)
+	if !again.Present || again.UploadedBytes != 0 || again.Execs != 1 || again.ID != first.ID {
+		t.Fatalf("re-push: %s", js(again))
 	}
 	entries, _ := os.ReadDir(filepath.Join(root, "runtimes"))
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != ".files .meta "+first["id"].(string) {
+	if strings.Join(names, " ") != ".files .meta "+first.ID {
 		t.Fatalf("the store holds %v", names)
 	}
 }
@@ -155,11 +157,11 @@ func TestPushActivateRollback(t *testing.T) {
 	root := filepath.Join(h.Dir, "store")
 	c := newCLI(t, h, root)
 	v1, v2 := sourceTree(t, "1"), sourceTree(t, "2")
-	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate").ID
 	p2 := pushJSON(t, c, v2, "--name", "app", "--activate")
-	id2 := p2["id"].(string)
-	if p2["previous"] != id1 {
-		t.Fatalf("activating v2: %v", p2)
+	id2 := p2.ID
+	if p2.Previous != id1 {
+		t.Fatalf("activating v2: %s", js(p2))
 	}
 	if digestOf(t, filepath.Join(root, "current")+"/") != digestOf(t, v2) {
 		t.Fatal("current is not v2, byte for byte")
@@ -349,14 +351,14 @@ func TestPushKilledMidUpload(t *testing.T) {
 	// send and what was sent, the numbers --json gives; the rate counts
 	// only what this push sent.
 	r := c.run("--json", "push", src, "--name", "big")
-	var res map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 {
-		t.Fatalf("the resumed push: %v\n%s", err, r)
+	if r.code != 0 {
+		t.Fatalf("the resumed push: %s", r)
 	}
-	if res["promoted"] != true || res["resumed_at"].(float64) < 20<<20 || res["uploaded_bytes"].(float64) > 140<<20 {
-		t.Fatalf("the resumed push: %v", res)
+	res := decodeOne[output.Push](t, "the resumed push", r.stdout)
+	if res.Pushed == nil || !res.Promoted || res.ResumedAt < 20<<20 || res.UploadedBytes > 140<<20 {
+		t.Fatalf("the resumed push: %s", r.stdout)
 	}
-	at, sent := int64(res["resumed_at"].(float64)), int64(res["uploaded_bytes"].(float64))
+	at, sent := res.ResumedAt, res.UploadedBytes
 	for _, want := range []string{
 		"hoist: " + h.Target() + ": resuming the upload at " + humanSize(at) + ": " + humanSize(sent) + " of the runtime's archive, " + humanSize(at+sent) + ", left to send\n",
 		"hoist: " + h.Target() + ": uploaded " + humanSize(sent) + " in ",
@@ -378,7 +380,7 @@ func TestPushKilledMidUpload(t *testing.T) {
 	if exists(stage) {
 		t.Fatalf("the resumed stage is still there")
 	}
-	sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", res["id"].(string), "blob"))
+	sameFile(t, filepath.Join(src, "blob"), filepath.Join(root, "runtimes", res.ID, "blob"))
 
 	// SIGKILL: nothing marks the stage; a push of another runtime goes on.
 	src = randomTree(t, 150<<20)
@@ -432,7 +434,7 @@ func TestGCKeepsWhatIsNeeded(t *testing.T) {
 		if v == "previous" || v == "current" {
 			args = append(args, "--activate")
 		}
-		ids[v] = pushJSON(t, c, args...)["id"].(string)
+		ids[v] = pushJSON(t, c, args...).ID
 		time.Sleep(1100 * time.Millisecond) // distinct promotion times
 	}
 	if r := c.run("pin", ids["pinned"]); r.code != 0 {
@@ -457,13 +459,10 @@ func TestGCKeepsWhatIsNeeded(t *testing.T) {
 		t.Fatalf("dry run: %s", r)
 	}
 	r = c.run("--json", "gc", "--keep", "1")
-	var res struct {
-		Deleted []string
-		Kept    []struct{ ID, Why string }
-	}
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
+	if r.code != 0 {
 		t.Fatalf("gc: %s", r)
 	}
+	res := decodeOne[output.GC](t, "gc", r.stdout)
 	why := map[string]string{}
 	for _, k := range res.Kept {
 		why[k.ID] = k.Why
@@ -552,19 +551,19 @@ func TestStoreOnBusybox(t *testing.T) {
 	root := filepath.Join(h.Dir, "store")
 	c := newCLI(t, h, root)
 	v1, v2 := sourceTree(t, "1"), sourceTree(t, "2")
-	id1 := pushJSON(t, c, v1, "--name", "app", "--activate")["id"].(string)
-	if again := pushJSON(t, c, v1, "--name", "app", "--activate"); again["present"] != true || again["execs"].(float64) != 1 {
-		t.Fatalf("re-push: %v", again)
+	id1 := pushJSON(t, c, v1, "--name", "app", "--activate").ID
+	if again := pushJSON(t, c, v1, "--name", "app", "--activate"); !again.Present || again.Execs != 1 {
+		t.Fatalf("re-push: %s", js(again))
 	}
-	id2 := pushJSON(t, c, v2, "--name", "app", "--activate")["id"].(string)
+	id2 := pushJSON(t, c, v2, "--name", "app", "--activate").ID
 	sameTree(t, v2, filepath.Join(root, "runtimes", id2))
 	if r := c.run("rollback"); r.code != 0 || !strings.Contains(r.stdout, "current is "+id1) {
 		t.Fatalf("rollback: %s", r)
 	}
 	v3 := sourceTree(t, "3")
-	id3 := pushJSON(t, c, v3, "--name", "app")["id"].(string)
+	id3 := pushJSON(t, c, v3, "--name", "app").ID
 	r := c.run("--json", "gc", "--keep", "0")
-	if r.code != 0 || !strings.Contains(r.stdout, `"deleted":["`+id3+`"]`) || exists(filepath.Join(root, "runtimes", id3)) {
+	if r.code != 0 || !slices.Equal(decodeOne[output.GC](t, "gc", r.stdout).Deleted, []string{id3}) || exists(filepath.Join(root, "runtimes", id3)) {
 		t.Fatalf("gc on busybox: %s", r)
 	}
 }

@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/e2e/sshd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
@@ -143,11 +144,7 @@ func TestTeamStoreOfTheDocumentedLayout(t *testing.T) {
 		if r.code != 0 || strings.Contains(r.stderr, "WARNING") || strings.Contains(r.stderr, "renames") {
 			t.Fatalf("push %d by login %s: %s", i, who, r)
 		}
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
-			t.Fatalf("push %d: %v\n%s", i, err, r.stdout)
-		}
-		id, _ := obj["id"].(string)
+		id := decodeOne[output.Push](t, fmt.Sprintf("push %d", i), r.stdout).ID
 		ids[id] = who
 		if cur, err := os.Readlink(filepath.Join(root, "current")); err != nil || cur != "runtimes/"+id {
 			t.Fatalf("after push %d by %s: current is %q (%v), want runtimes/%s", i, who, cur, err, id)
