@@ -19,16 +19,40 @@ import (
 type Local struct {
 	// Shell is the stand-in login shell; empty means /bin/sh.
 	Shell string
+
+	open   sync.Once
+	shut   sync.Once
+	closed chan struct{} // closed by Close
 }
 
 // Target implements [Transport].
 func (l *Local) Target() string { return LocalTarget }
 
-// Close implements [Transport]. There is nothing to release.
-func (l *Local) Close() error { return nil }
+// Close implements [Transport]: Runs in progress return, their commands
+// carry on, and later Runs start nothing.
+func (l *Local) Close() error {
+	done := l.done()
+	l.shut.Do(func() { close(done) })
+	return nil
+}
+
+// done is closed once Close was called.
+func (l *Local) done() chan struct{} {
+	l.open.Do(func() { l.closed = make(chan struct{}) })
+	return l.closed
+}
 
 // Run implements [Transport].
 func (l *Local) Run(ctx context.Context, req Request) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, NotStarted(err)
+	}
+	closed := l.done()
+	select {
+	case <-closed:
+		return 0, NotStarted(errTransportClosed)
+	default:
+	}
 	shell := l.Shell
 	if shell == "" {
 		shell = "/bin/sh"
@@ -82,18 +106,29 @@ func (l *Local) Run(ctx context.Context, req Request) (int, error) {
 		exited <- cmd.Wait()
 	}()
 
+	detach := func(cause error) (int, error) {
+		select {
+		case werr := <-exited: // the status won the race; it is the truth
+			closeStdin()
+			return exitStatus(cmd.ProcessState, werr)
+		default:
+		}
+		// The host side sees its input close and its output break, and
+		// carries on by itself. The process is reaped in the background.
+		// Nothing reaches the writers once Run has returned.
+		closeStdin()
+		closeAll(outR, errR)
+		copies.Wait()
+		return 0, UnknownOutcome(cause)
+	}
 	select {
 	case werr := <-exited:
 		closeStdin()
 		return exitStatus(cmd.ProcessState, werr)
 	case <-ctx.Done():
-		// Detach: the host side sees its input close and its output break,
-		// and carries on by itself. The process is reaped in the background.
-		// Nothing reaches the writers once Run has returned.
-		closeStdin()
-		closeAll(outR, errR)
-		copies.Wait()
-		return 0, UnknownOutcome(ctx.Err())
+		return detach(ctx.Err())
+	case <-closed:
+		return detach(errTransportClosed)
 	}
 }
 

@@ -54,19 +54,26 @@ type Request struct {
 }
 
 // Transport runs commands on one host. Implementations are safe for
-// concurrent use.
+// concurrent use. Package transporttest checks an implementation against
+// this contract.
 type Transport interface {
-	// Run runs req and returns the command's exit status.
+	// Run runs req and returns the command's exit status. The output is
+	// copied to req.Stdout and req.Stderr completely before Run returns a
+	// status, and nothing is written to them once Run has returned.
 	//
 	// When ctx is cancelled while the command runs, Run stops waiting,
 	// closes the command's input and output (the host sees its client go
 	// away) and returns an error wrapping both ctx.Err() and
-	// ErrUnknownOutcome: the command itself is not killed.
+	// ErrUnknownOutcome: the command itself is not killed. A ctx that is
+	// done already starts nothing: the error wraps ctx.Err() and
+	// ErrNotStarted.
 	Run(ctx context.Context, req Request) (int, error)
 	// Target names the host in messages, for example "deploy@web1:22".
 	Target() string
 	// Close releases the connection. Commands still running on the host
-	// keep running there.
+	// keep running there: their Runs return errors wrapping
+	// ErrUnknownOutcome. A Run after Close starts nothing and returns an
+	// error wrapping ErrNotStarted. Close may be called more than once.
 	Close() error
 }
 
