@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
 
@@ -63,7 +65,7 @@ func New(o Options) (*Client, error) {
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("--registry-ca: %w", err)
+			return nil, fmt.Errorf("--registry-ca %s: %w; give the PEM file of the CA that signed the registry's certificate", o.CAFile, errors.Unwrap(err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -80,7 +82,7 @@ func New(o Options) (*Client, error) {
 	if o.TokenFile != "" {
 		b, err := os.ReadFile(o.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("--registry-token-file: %w", err)
+			return nil, fmt.Errorf("--registry-token-file %s: %w; give the file that holds the registry's token", o.TokenFile, errors.Unwrap(err))
 		}
 		c.token = strings.TrimSpace(string(b))
 		if c.token == "" || strings.ContainsAny(c.token, " \t\r\n") {
@@ -135,8 +137,9 @@ func (c *Client) Repository(ref registry.Reference) (*remote.Repository, error) 
 	return repo, nil
 }
 
-// Describe turns a failure to reach host into hoist's words: what
-// happened, then what to do.
+// Describe turns a failure to reach host ("host[:port]" or
+// "host[:port]/repository") into hoist's words: what happened, then what
+// to do.
 func (c *Client) Describe(host string, err error) error {
 	var unknown x509.UnknownAuthorityError
 	var invalid x509.CertificateInvalidError
@@ -150,9 +153,29 @@ func (c *Client) Describe(host string, err error) error {
 	case errors.As(err, &invalid), errors.As(err, &hostname):
 		return fmt.Errorf("%s: its certificate is refused (%w); fix the registry's certificate", host, err)
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return fmt.Errorf("%s: it speaks plain HTTP (%w); --insecure-registry %s allows that, for this registry only", host, err, host)
+		return fmt.Errorf("%s: it speaks plain HTTP (%w); --insecure-registry %s allows that, for this registry only", host, err, registryOf(host))
 	case errors.Is(err, auth.ErrBasicCredentialNotFound):
-		return fmt.Errorf("%s: it asks for credentials and none are known for it (%w); docker login %s, or give --registry-token-file", host, err, host)
+		return fmt.Errorf("%s: it asks for credentials and none are known for it (%w); docker login %s, or give --registry-token-file", host, err, registryOf(host))
+	}
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%s: it refused the credentials (%w); docker login %s again, or give a valid --registry-token-file", host, err, registryOf(host))
+		case http.StatusForbidden:
+			return fmt.Errorf("%s: the credentials may not do this (%w); ask for access to the repository", host, err)
+		}
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	if errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("%s: cannot reach it (%w); check the address, and that the registry is up", host, err)
 	}
 	return fmt.Errorf("%s: %w", host, err)
+}
+
+// registryOf is the registry of "host[:port]/repository".
+func registryOf(s string) string {
+	r, _, _ := strings.Cut(s, "/")
+	return r
 }
