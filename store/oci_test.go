@@ -197,8 +197,9 @@ func TestPublishLayoutSmallChange(t *testing.T) {
 	}
 	b, _ := Open(d, "rt")
 	lb, pack := layout(t, b)
-	if b.ID() == a.ID() || lb.pack.desc.Digest == la.pack.desc.Digest {
-		t.Fatal("the change changed neither the id nor the pack")
+	if b.ID() == a.ID() || lb.pack.desc.Digest == la.pack.desc.Digest || len(lb.files) != 3 || len(la.files) != 3 {
+		t.Fatalf("the change: id %s to %s, pack %s to %s, %d file blobs to %d; want a new id and pack, and 3 file blobs",
+			a.ID(), b.ID(), la.pack.desc.Digest, lb.pack.desc.Digest, len(la.files), len(lb.files))
 	}
 	for i := range lb.files {
 		if lb.files[i].desc.Digest != la.files[i].desc.Digest {
