@@ -62,7 +62,7 @@ func (p *publisher) publish(src, to string, flags ...string) (string, store.OCIR
 // with the digest, 201; their size from its storage) and the manifests it
 // stored (the tag's link, and that blob's size). hoist's own counters are
 // not asked.
-func received(t *testing.T, r *registry.Registry, reqs []registry.Request) (blobs int, n int64) {
+func received(t testing.TB, r *registry.Registry, reqs []registry.Request) (blobs int, n int64) {
 	t.Helper()
 	for _, q := range reqs {
 		u, err := url.Parse(q.URI)
@@ -87,7 +87,7 @@ func received(t *testing.T, r *registry.Registry, reqs []registry.Request) (blob
 	return blobs, n
 }
 
-func fileSize(t *testing.T, p string) int64 {
+func fileSize(t testing.TB, p string) int64 {
 	t.Helper()
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -202,10 +202,19 @@ func TestPublishReadsBackAsPushed(t *testing.T) {
 	}
 
 	mark = len(r.Requests())
-	if again, _ := p.publish(src, to+":v2", ca...); again != id {
-		t.Errorf("published again: %s, want %s", again, id)
-	}
+	js := p.run(append([]string{"--json", "publish", src, "--name", "app", "--to", to + ":v2"}, ca...)...)
 	second := r.Requests()[mark:]
+	var out struct {
+		OK                        bool
+		ID, Manifest, Pinned, Tag string
+		PresentBlobs              int   `json:"present_blobs"`
+		UploadedBlobs             int   `json:"uploaded_blobs"`
+		UploadedBytes             int64 `json:"uploaded_bytes"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &out); err != nil || js.code != 0 || !out.OK || out.ID != id || out.Manifest != ref.Digest ||
+		out.Tag != "v2" || out.Pinned != ref.String() || out.PresentBlobs != 67 || out.UploadedBlobs != 0 || out.UploadedBytes != 0 {
+		t.Errorf("published again, --json: %+v %v\n%s", out, err, js)
+	}
 	if b, _ := received(t, r, second); b != 0 {
 		t.Errorf("published again unchanged: %d blobs uploaded, want none", b)
 	}
@@ -391,5 +400,46 @@ func putManifest(t *testing.T, r *registry.Registry, repo, tag string, m any) {
 	resp.Body.Close()
 	if resp.StatusCode != 201 {
 		t.Fatalf("PUT manifest %s:%s: %s", repo, tag, resp.Status)
+	}
+}
+
+// TestPublishOfAFileChangedSinceOpen: a shared file that changes between
+// the reading of its digest and its upload (same size, so only its bytes
+// tell) stops the publish before the registry has it whole: the registry
+// holds no blob of the new bytes nor of the digest, and no manifest.
+func TestPublishOfAFileChangedSinceOpen(t *testing.T) {
+	t.Parallel()
+	r := registry.Start(t, registry.Options{})
+	src := deltaTree(t, 2, 256<<10)
+	a, err := store.Open(src, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(src, "lib", "part001.bin")
+	b, _ := os.ReadFile(part)
+	b[len(b)-1] ^= 1
+	os.WriteFile(part, b, 0o644)
+	reg := registryFor(t, store.RegistryOptions{CAFile: r.CAFile, DockerConfig: r.DockerConfig()})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = reg.Publish(ctx, a, mustRef(t, "oci://"+r.Addr+"/hoist/app:v1"), store.PublishOptions{Record: "-"})
+	if err == nil || !strings.Contains(err.Error(), "part001.bin changed while it was being read; publish again") {
+		t.Fatalf("publish of a tree changed since Open: %v", err)
+	}
+	var sum [32]byte
+	for _, e := range a.Entries {
+		if e.Path == "lib/part001.bin" {
+			sum = e.Sum
+		}
+	}
+	for _, d := range []string{registry.Digest(b), "sha256:" + hex.EncodeToString(sum[:])} {
+		if _, err := os.Stat(r.BlobPath(d)); err == nil {
+			t.Errorf("the registry holds %s", d)
+		}
+	}
+	for _, q := range r.Requests() {
+		if q.Method == "PUT" && strings.Contains(q.URI, "/manifests/") {
+			t.Errorf("a manifest was put: %v", q)
+		}
 	}
 }

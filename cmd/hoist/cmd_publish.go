@@ -96,7 +96,7 @@ func (a *app) publish(source string, o publishOptions) error {
 		"mounted", res.Mounted, "uploaded", res.Uploaded, "uploaded_bytes", res.UploadedBytes)
 	if a.g.json {
 		fmt.Fprint(a.stdout, jsonLine(map[string]any{
-			"id": res.ID, "name": res.Name, "digest": res.Digest, "sum": res.Sum,
+			"ok": true, "exit": 0, "id": res.ID, "name": res.Name, "digest": res.Digest, "sum": res.Sum,
 			"reference": tagged.String(), "tag": res.Ref.Tag, "manifest": res.Ref.Digest, "pinned": pinned.String(),
 			"blobs": res.Blobs, "present_blobs": res.Present, "mounted_blobs": res.Mounted, "uploaded_blobs": res.Uploaded,
 			"uploaded_bytes": res.UploadedBytes, "pack_bytes": res.PackSize, "manifest_bytes": res.ManifestSize,
