@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 )
 
@@ -67,6 +68,11 @@ func (r *Registry) Publish(ctx context.Context, a *Artifact, to OCIRef, opts Pub
 			return nil, fmt.Errorf("%s: the id %s cannot be a tag (a tag holds no +); give one, oci://%s/%s:TAG", to, a.ID(), to.Registry, to.Repository)
 		}
 		to.Tag = a.ID()
+	}
+	for _, from := range opts.MountFrom {
+		if err := (registry.Reference{Registry: to.Registry, Repository: from}).ValidateRepository(); err != nil {
+			return nil, fmt.Errorf("--mount-from %q: %v; give a repository of %s", from, err, to.Registry)
+		}
 	}
 	l, err := a.ociLayout(ctx)
 	if err != nil {

@@ -64,6 +64,11 @@ func (a *app) publish(source string, o publishOptions) error {
 	if to.Digest != "" {
 		return usageErr("--to %s: publish makes the manifest's digest; give a tag, or none (the runtime id)", o.to)
 	}
+	for _, repo := range o.mountFrom {
+		if r, err := store.ParseOCIRef("oci://" + to.Registry + "/" + repo); err != nil || r.Tag != "" || r.Digest != "" || r.Repository != repo {
+			return usageErr("--mount-from %q: give a repository of %s, without a tag", repo, to.Registry)
+		}
+	}
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
