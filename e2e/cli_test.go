@@ -19,6 +19,7 @@ type cli struct {
 	t     testing.TB
 	flags []string // target, key, known_hosts, root
 	home  string
+	env   []string // added to the environment
 }
 
 // newCLI targets h with the store under root (a path on the host).
@@ -40,7 +41,7 @@ func cliFlags(t testing.TB, h *sshd.Host, addr, root string) []string {
 // home of its own, so nothing of the caller's ssh setup leaks in.
 func (c *cli) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(hoistBin, append(append([]string{}, c.flags...), args...)...)
-	cmd.Env = []string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "USER=tester"}
+	cmd.Env = append([]string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "USER=tester"}, c.env...)
 	return cmd
 }
 

@@ -390,7 +390,7 @@ func (a *Artifact) shareable() string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, e := range a.Entries {
-		if e.Type != 'f' || e.link != "" || e.Size < ShareMin {
+		if !e.shared() {
 			continue
 		}
 		if n := PoolName(e.Sum, e.Mode); !seen[n] {
@@ -400,6 +400,11 @@ func (a *Artifact) shareable() string {
 	}
 	return b.String()
 }
+
+// shared reports whether e is a file a host may hold already, and finds
+// by its digest: a file of ShareMin or more that is not a hard link to
+// another of the artifact's. A publish stores each as a blob of its own.
+func (e Entry) shared() bool { return e.Type == 'f' && e.link == "" && e.Size >= ShareMin }
 
 func hashFile(ctx context.Context, p string) (int64, [32]byte, error) {
 	var sum [32]byte

@@ -183,19 +183,27 @@ func (c *digestCache) save(abs string, seen map[string]bool) {
 			delete(c.entries, rel)
 		}
 	}
-	b, err := json.Marshal(struct {
+	saveOwn(c.path, struct {
 		Root    string
 		Entries map[string]digested
 	}{abs, c.entries})
-	if err != nil || os.MkdirAll(filepath.Dir(c.path), 0o700) != nil {
+}
+
+// saveOwn writes v as JSON to the file at p, in a directory of the user's
+// alone (made 0700), through a temporary file (0600) renamed into place,
+// so that a reader sees the old file or the new one whole. It gives up
+// silently: these are caches.
+func saveOwn(p string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil || os.MkdirAll(filepath.Dir(p), 0o700) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".digests-*")
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+"-*")
 	if err != nil {
 		return
 	}
 	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), c.path) != nil {
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), p) != nil {
 		os.Remove(tmp.Name())
 	}
 }

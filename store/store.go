@@ -12,6 +12,15 @@
 //	    <name>-<digest>/         promoted runtimes, immutable once promoted
 //	  current -> runtimes/<id>   the active runtime, switched atomically (Current)
 //	  runs/<token>/              scratch of a command waiting for or running under the lock (RunsDir)
+//
+// # Registries
+//
+// [Registry.Publish] stores an [Artifact] in an OCI registry (hoist
+// publish), and [Registry.Read] reads one back, trusting the registry with
+// nothing its bytes do not prove: it recomputes the runtime id from the
+// pack and the file blobs' digests, and fails with [ErrPublished] where the
+// manifest says otherwise. docs/store.md, "Publishing to a registry", has
+// the layout and what is verified where.
 package store
 
 import "github.com/hoistdev/hoist/shellcmd"

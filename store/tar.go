@@ -169,12 +169,15 @@ func (a *Artifact) tarEntry(h *tar.Header, tr io.Reader, files map[string]Entry,
 	}
 	if e.Type == 'f' && e.link == "" {
 		hw := sha256.New()
-		var body io.Writer = hw
-		if w != nil && !w.linked {
-			body = io.MultiWriter(hw, w)
+		body, done, err := w.body(hw, e)
+		if err != nil {
+			return err
 		}
 		if _, err := io.Copy(body, tr); err != nil {
 			return a.damaged(fmt.Errorf("%s: %w", p, err))
+		}
+		if err := done(); err != nil {
+			return err
 		}
 		copy(e.Sum[:], hw.Sum(nil))
 		first := e
@@ -258,8 +261,14 @@ func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(context.Backg
 // instead of its bytes. The archive also lists every file's digest, mode
 // and path in its "files" entry, for later pushes to find.
 func (a *Artifact) writeTar(ctx context.Context, w io.Writer, pool map[string]string) error {
+	return a.writeTarKeeping(ctx, w, pool, nil)
+}
+
+// writeTarKeeping is writeTar that gives the bytes of the pooled files of
+// an archive to keep (packer.keep); a directory's are left where they are.
+func (a *Artifact) writeTarKeeping(ctx context.Context, w io.Writer, pool map[string]string, keep func([32]byte) (io.WriteCloser, error)) error {
 	pk := newPacker(w, a.Entries)
-	pk.pool = pool
+	pk.pool, pk.keep = pool, keep
 	if err := pk.put(pk.treeHeader()); err != nil {
 		return err
 	}
@@ -319,6 +328,30 @@ type packer struct {
 	// size, when set, counts the bytes the archive would have instead of
 	// writing them (archiveSize).
 	size *int64
+	// keep, when set, is given the bytes of each file that travels as a
+	// link into the pool, read from an archive (a publish keeps them as
+	// blobs of their own); nil from it means they are kept already.
+	keep func(sum [32]byte) (io.WriteCloser, error)
+}
+
+// body is where the bytes of e, a file read from an archive, go besides
+// h: into the archive, unless they travel as a link; else to keep. done
+// ends what body opened. A nil pk (the first reading) writes only to h.
+func (pk *packer) body(h io.Writer, e Entry) (w io.Writer, done func() error, err error) {
+	none := func() error { return nil }
+	switch {
+	case pk == nil:
+		return h, none, nil
+	case !pk.linked:
+		return io.MultiWriter(h, pk), none, nil
+	case pk.keep == nil:
+		return h, none, nil
+	}
+	kw, err := pk.keep(pk.sums[e.Path])
+	if err != nil || kw == nil {
+		return h, none, err
+	}
+	return io.MultiWriter(h, kw), kw.Close, nil
 }
 
 // newPacker writes entries to w. What the archive adds (tree/, implied

@@ -90,12 +90,15 @@ func (a *Artifact) zipEntry(ctx context.Context, zf *zip.File, w *packer) error 
 	}
 	if e.Type == 'f' {
 		hw := sha256.New()
-		var body io.Writer = hw
-		if w != nil && !w.linked {
-			body = io.MultiWriter(hw, w)
+		body, done, err := w.body(hw, e)
+		if err != nil {
+			return err
 		}
 		if _, err := copyEntry(ctx, body, zf, math.MaxInt64); err != nil {
 			return a.damaged(fmt.Errorf("%s: %w", p, err))
+		}
+		if err := done(); err != nil {
+			return err
 		}
 		copy(e.Sum[:], hw.Sum(nil))
 	}

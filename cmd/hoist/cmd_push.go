@@ -61,37 +61,11 @@ func (a *app) push(source string, o pushOptions) error {
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
-	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache, MaxSize: o.maxSize}
-	if source == "-" && o.name == "" {
-		return usageErr("push -: a stream has no file name; give --name")
-	}
-	// Reading and hashing the artifact may take long (a large tree, a
-	// slow disk): a signal stops it at once.
-	var art *store.Artifact
-	err := a.untilSignal(func(ctx context.Context) (err error) {
-		if source == "-" {
-			art, err = store.OpenReader(ctx, os.Stdin, opts)
-		} else {
-			art, err = store.OpenWith(ctx, source, opts)
-		}
-		return err
-	})
-	if art != nil {
-		defer art.Close()
-	}
-	if s := a.caught(); s != nil {
-		return fmt.Errorf("%s: stopped while it was being read (signal: %v); nothing was sent to any host", source, s)
-	}
+	art, err := a.openArtifact("push", source, store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache, MaxSize: o.maxSize}, "nothing was sent to any host")
 	if err != nil {
-		return fmt.Errorf("%w; nothing was sent to any host", err)
+		return err
 	}
-	a.log.Debug("artifact", "id", art.ID(), "entries", len(art.Entries), "bytes", art.Size, "digest", art.Digest)
-	if len(art.Stripped) > 0 {
-		a.note("%s: setuid and setgid removed from %s (push --keep-setuid keeps them)", source, listOrNone(art.Stripped))
-	}
-	if len(art.Writable) > 0 {
-		a.note("%s: installed writable by others, as the artifact says: %s", source, listOrNone(art.Writable))
-	}
+	defer art.Close()
 	bars := a.newProgress()
 	defer bars.stop()
 	bars.artifact = filesOf(art)
@@ -160,4 +134,40 @@ func filesOf(art *store.Artifact) string {
 		files = "file"
 	}
 	return fmt.Sprintf("%d %s of %s", n, files, size(art.Size))
+}
+
+// openArtifact reads and hashes the artifact of push or publish (cmd): a
+// signal stops it at once, since that may take long (a large tree, a slow
+// disk). nothing says what the command did not do when it fails. It notes
+// the bits it stripped and the entries writable by others.
+func (a *app) openArtifact(cmd, source string, opts store.OpenOptions, nothing string) (*store.Artifact, error) {
+	if source == "-" && opts.Name == "" {
+		return nil, usageErr("%s -: a stream has no file name; give --name", cmd)
+	}
+	var art *store.Artifact
+	err := a.untilSignal(func(ctx context.Context) (err error) {
+		if source == "-" {
+			art, err = store.OpenReader(ctx, os.Stdin, opts)
+		} else {
+			art, err = store.OpenWith(ctx, source, opts)
+		}
+		return err
+	})
+	if s := a.caught(); s != nil {
+		if art != nil {
+			art.Close()
+		}
+		return nil, fmt.Errorf("%s: stopped while it was being read (signal: %v); %s", source, s, nothing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w; %s", err, nothing)
+	}
+	a.log.Debug("artifact", "id", art.ID(), "entries", len(art.Entries), "bytes", art.Size, "digest", art.Digest)
+	if len(art.Stripped) > 0 {
+		a.note("%s: setuid and setgid removed from %s (%s --keep-setuid keeps them)", source, listOrNone(art.Stripped), cmd)
+	}
+	if len(art.Writable) > 0 {
+		a.note("%s: installed writable by others, as the artifact says: %s", source, listOrNone(art.Writable))
+	}
+	return art, nil
 }

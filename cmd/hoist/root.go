@@ -34,6 +34,11 @@ type globals struct {
 	targetAt   map[string]int
 	lease      time.Duration // --lease
 	hold       string        // --token of run and the store commands
+	// Registries (publish): --registry-ca, --insecure-registry,
+	// --registry-token-file.
+	registryCA         string
+	insecureRegistries []string
+	registryTokenFile  string
 }
 
 const rootLong = `hoist installs runtimes onto hosts over SSH, into a store guarded by a lock.
@@ -101,8 +106,11 @@ func (a *app) rootCommand() *cobra.Command {
 	f.BoolVarP(&a.g.verbose, "verbose", "v", false, "log what happens (connections, host commands) on stderr")
 	f.BoolVarP(&a.g.quiet, "quiet", "q", false, "say only errors and data: no progress, no notes")
 	f.Var(leaseValue{&a.g.lease}, "lease", "locks taken carry a lease of `D`: renewed while a command runs, taken once not renewed for D")
+	f.StringVar(&a.g.registryCA, "registry-ca", "", "trust only the CA certificates in `FILE` (PEM) for registries, instead of the system's")
+	f.Var(listValue{&a.g.insecureRegistries, true}, "insecure-registry", "speak plain HTTP to the registry `HOST[:PORT]`, and to it only; repeatable or comma-separated")
+	f.StringVar(&a.g.registryTokenFile, "registry-token-file", "", "authenticate to the registry with the bearer token in `FILE`, instead of docker's credentials")
 
-	root.AddCommand(a.pushCommand(), a.listCommand(), a.historyCommand(),
+	root.AddCommand(a.pushCommand(), a.publishCommand(), a.listCommand(), a.historyCommand(),
 		a.activateCommand(), a.rollbackCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),
 		a.gcCommand(), a.runCommand(), a.runsCommand(), a.logsCommand(), a.lockCommand(), a.doctorCommand(), a.versionCommand(),
 		a.completionCommand(root))

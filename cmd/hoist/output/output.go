@@ -169,6 +169,29 @@ type Pushed struct {
 	ReusedFiles   int    `json:"reused_files"`
 }
 
+// Publish is hoist publish: one object, about the registry (Host is the
+// registry), not about a host.
+type Publish struct {
+	Result
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	Digest        string   `json:"digest"`
+	Sum           string   `json:"sum"`
+	Reference     string   `json:"reference"`
+	Tag           string   `json:"tag"`
+	Manifest      string   `json:"manifest"`
+	Pinned        string   `json:"pinned"`
+	Blobs         int      `json:"blobs"`
+	PresentBlobs  int      `json:"present_blobs"`
+	MountedBlobs  int      `json:"mounted_blobs"`
+	UploadedBlobs int      `json:"uploaded_blobs"`
+	UploadedBytes int64    `json:"uploaded_bytes"`
+	PackBytes     int64    `json:"pack_bytes"`
+	ManifestBytes int64    `json:"manifest_bytes"`
+	Stripped      []string `json:"stripped"`
+	Writable      []string `json:"writable"`
+}
+
 // List is hoist list.
 type List struct {
 	Result
