@@ -187,9 +187,6 @@ func (a *app) report(r result) {
 	}
 	if r.data != "" {
 		text := printable(r.data) + "\n"
-		for _, l := range r.more {
-			text += printable(l) + "\n"
-		}
 		if r.table {
 			text = printableRows(r.data) + "\n"
 		}
@@ -198,6 +195,9 @@ func (a *app) report(r result) {
 			if a.printed {
 				text = "\n" + text // a blank line between tables
 			}
+		}
+		for _, l := range r.more {
+			text += printable(l) + "\n"
 		}
 		a.data(text)
 	}
