@@ -268,6 +268,39 @@ func TestNewestIsTheLastPromoted(t *testing.T) {
 	}
 }
 
+// TestTiedOrdersAgree: marks whose orders tie (an earlier version's,
+// promoted in one second) are newest first in one way for list, a name as
+// a reference and gc: the runtime activate NAME picks is the one gc --keep 1
+// keeps as the newest.
+func TestTiedOrdersAgree(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	for _, c := range []string{"a", "b", "c", "d"} {
+		a := artifact(t, "app", c)
+		if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		writeMeta(t, root, a.ID(), fmt.Sprintf("name=app\nsize=1\npromoted=1700000000\ndigest=%s\n", a.Digest))
+	}
+	id, err := s.Resolve(ctx, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.GC(ctx, 1, true, lock.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest []string
+	for _, k := range g.Kept {
+		if k.Why == "newest" {
+			newest = append(newest, k.ID)
+		}
+	}
+	if len(newest) != 1 || newest[0] != id {
+		t.Errorf("app resolves to %s; gc --keep 1 keeps %v as the newest", id, newest)
+	}
+}
+
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)

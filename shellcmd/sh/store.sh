@@ -85,6 +85,25 @@ h_meta() {
 	fi
 }
 
+# h_byorder: h_all, the runtimes with hoist's mark, newest first: an
+# "order id" line each (h_meta). Marks whose orders tie (those of an
+# earlier version, promoted in one second: h_order gives no two the same)
+# go by id, byte by byte, the smaller first. list and gc both take this
+# order, so the newest runtime of a name, which a name as a reference
+# means, is the one gc keeps as the newest. A mark whose runtime is missing
+# is listed too (gc sweeps it; list passes over it).
+h_byorder() {
+	set +f
+	h_all=$(for h_mf in "$h_store"/.meta/*; do
+		h_i=${h_mf##*/}
+		{ [ -f "$h_mf" ] && h_isid "$h_i"; } || continue
+		[ -e "$h_store/$h_i" ] || [ -L "$h_store/$h_i" ] || continue
+		h_meta "$h_i"
+		printf '%s %s\n' "${h_mord:-0}" "$h_i"
+	done | LC_ALL=C sort -k1,1nr -k2,2)
+	set -f
+}
+
 # h_order: under the lock, the place of the promotion being made in the
 # order of the store's promotions, which list and gc go by (newest
 # highest): the time the lock was taken in milliseconds, or one more than
