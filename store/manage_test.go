@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,6 +299,24 @@ func TestTiedOrdersAgree(t *testing.T) {
 	}
 	if len(newest) != 1 || newest[0] != id {
 		t.Errorf("app resolves to %s; gc --keep 1 keeps %v as the newest", id, newest)
+	}
+}
+
+// TestNoPlaceAfterTheLast: a mark at the last place a promotion can have
+// (a forged one) is named when the next promotion is refused, instead of
+// that promotion taking a place that reads as its promotion time, below
+// the forged one, which would stay the newest for good.
+func TestNoPlaceAfterTheLast(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	forged := artifact(t, "app", "forged")
+	if _, err := s.Push(ctx, forged, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeMeta(t, root, forged.ID(), fmt.Sprintf("name=app\nsize=1\npromoted=1700000000\ndigest=%s\norder=999999999999999\n", forged.Digest))
+	_, err := s.Push(ctx, artifact(t, "app", "next"), store.PushOptions{})
+	if err == nil || !strings.Contains(err.Error(), "runtimes/.meta/"+forged.ID()+" records order=999999999999999") {
+		t.Errorf("push after a mark at the last place: %v; want it refused, naming the mark", err)
 	}
 }
 

@@ -549,7 +549,10 @@ h_promote() {
 	# The mark is written in the stage, where nobody else can put a link
 	# to write through, and renamed into .meta (never into a directory at
 	# its name, as the tree below).
-	h_order
+	if ! h_order; then
+		h_say ERROR promote "$(h_oneline "$h_lasterr")"
+		return 1
+	fi
 	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
 		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\norder=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" "$h_ord" >"$h_ud/mark" ||
 		! h_movein "$h_ud/mark" "$h_store/.meta/$h_id"; then

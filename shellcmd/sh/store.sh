@@ -110,7 +110,12 @@ h_byorder() {
 # the highest place any mark has, whichever is larger. So promotions in
 # one second, or after the clock was set back, still come in the order
 # they were made; a mark of an earlier version, which has no place,
-# counts as its promotion time. At most 15 digits are read from a mark.
+# counts as its promotion time. A place has at most 15 digits, here as in
+# h_meta: a longer one is not read, and none is given. A mark already at
+# the widest place (999999999999999, far beyond any clock: forged, or
+# broken) leaves no place after it, and the promotion is refused, naming
+# it (h_lasterr), rather than given a place h_meta would read as its
+# promotion time, which would keep that mark the newest for good.
 h_order() {
 	set +f
 	set --
@@ -119,12 +124,24 @@ h_order() {
 	done
 	set -f
 	h_ord=$(awk -F= -v now="${h_since:-$(date +%s)}" '
-		function fin() { v = (o != "") ? o : w; if (v + 0 > m) m = v + 0 }
-		FNR == 1 { if (NR > 1) fin(); o = ""; w = 0 }
+		function fin() { v = (o != "") ? o : w; if (v + 0 > m) { m = v + 0; mf = f } }
+		FNR == 1 { if (NR > 1) fin(); o = ""; w = 0; f = FILENAME }
 		$1 == "order" && $2 ~ /^[0-9]+$/ && length($2) <= 15 { o = $2 }
 		$1 == "promoted" && $2 ~ /^[0-9]+$/ && length($2) <= 12 { w = $2 * 1000 }
-		END { if (NR > 0) fin(); n = now * 1000; if (m + 1 > n) n = m + 1; printf "%.0f\n", n }' "$@" </dev/null 2>/dev/null)
-	case $h_ord in '' | *[!0-9]*) h_ord=$((${h_since:-$(date +%s)} * 1000)) ;; esac
+		END {
+			if (NR > 0) fin()
+			n = now * 1000; if (m + 1 > n) n = m + 1
+			if (n > 999999999999999) { printf "full %s\n", mf; exit }
+			printf "%.0f\n", n
+		}' "$@" </dev/null 2>/dev/null)
+	case $h_ord in
+	"full "*)
+		h_mf=${h_ord#full } h_ord=
+		h_lasterr="$h_storedir/.meta/${h_mf##*/} records order=999999999999999, the last place a promotion can have (15 digits): no promotion can come after it; remove that line from the mark (or the mark, if hoist did not write it) and push again"
+		return 1
+		;;
+	'' | *[!0-9]*) h_ord=$((${h_since:-$(date +%s)} * 1000)) ;;
+	esac
 }
 
 # h_present ID [DIGEST]: ID is promoted: a real directory with its mark. With
