@@ -76,7 +76,9 @@ h_op_gc() {
 		elif [ "$h_i" = "$h_prev" ]; then h_why=previous
 		elif [ -e "$h_store/.pins/$h_i" ]; then h_why=pinned
 		elif h_listed "$h_i" "$h_used"; then h_why=in-use
-		elif [ "$h_kept" -lt "$h_keep" ]; then
+		# A --keep of ten digits or more keeps them all: it passes the
+		# 32 bits some shells count in (mksh), where it would wrap.
+		elif [ "${#h_keep}" -gt 9 ] || [ "$h_kept" -lt "$h_keep" ]; then
 			h_kept=$((h_kept + 1))
 			h_why=newest
 		fi

@@ -38,7 +38,7 @@ h_op_pushcheck() {
 		return
 	fi
 	# The archive and the tree unpacked from it, side by side.
-	h_room "$h_store" $((2 * h_size + h_entries * 4608)) || return
+	h_room "$h_store" 2 4608 || return
 	h_stage=$h_store/.stage-$h_stok
 	h_resume
 	case $? in
@@ -251,21 +251,28 @@ h_resume() {
 			return 2
 		fi
 		h_sz=$(wc -c <artifact.tar 2>/dev/null)
-		h_sz=${h_sz##* }
-		case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
-		# Where the bytes stop being whole: as a stopped client said, or
-		# the length less the window.
 		h_rc=
 		{ read -r h_rc <./cut; } 2>/dev/null
-		case $h_rc in '' | *[!0-9]*) h_rc=$((h_sz - h_rw)) ;; esac
-		[ "$h_rc" -le "$h_sz" ] || h_rc=$h_sz
-		h_roff=$((h_rc / 65536 * 65536))
-		[ "$h_roff" -gt 0 ] || h_roff=0
+		# Where the bytes stop being whole: as a stopped client said, or
+		# the length less the window; never past the length. The offset
+		# is that, in whole 64 KiB blocks ("OFFSET BLOCKS"). In awk: an
+		# archive passes 2 GiB, beyond the 32 bits some shells count in
+		# (mksh).
+		h_roff=$(awk -v z="$h_sz" -v w="$h_rw" -v c="$h_rc" 'BEGIN {
+			z += 0
+			if (c !~ /^[0-9]+$/) c = z - w
+			if (c + 0 > z) c = z
+			b = int(c / 65536)
+			if (b < 0) b = 0
+			printf "%.0f %.0f\n", b * 65536, b
+		}')
+		case $h_roff in *[0-9]" "[0-9]*) ;; *) h_roff="0 0" ;; esac
+		h_rblocks=${h_roff#* } h_roff=${h_roff% *}
 		rm -f "taken-$h_stok" cut
 		# The bytes before the offset go into a new file: the push that was
 		# cut may only be stalled, and write on through what it holds open
 		# (the old file, gone once the new one takes its name).
-		if ! dd if=artifact.tar of=artifact.new bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
+		if ! dd if=artifact.tar of=artifact.new bs=65536 count="$h_rblocks" 2>/dev/null ||
 			! mv -f artifact.new artifact.tar; then
 			h_unstage
 			return 1
@@ -408,19 +415,22 @@ h_collides() {
 	return 1
 }
 
-# h_room DIR BYTES: DIR's filesystem has BYTES free (df, in KiB), or the host
-# cannot tell (then the write itself reports a full disk). Says ERROR space
-# NEED FREE, in KiB, when it has not.
+# h_room DIR TIMES PER: DIR's filesystem has room (df, in KiB) for TIMES
+# times the runtime's size (h_size), PER bytes for each of its entries
+# (h_entries) and 1 MiB more, or the host cannot tell (then the write
+# itself reports a full disk). Says ERROR space NEED FREE, in KiB, when it
+# has not. awk sums and compares: sizes pass 2 GiB, and free space 2 TiB,
+# beyond the 32 bits some shells count in (mksh), where the sum would turn
+# negative and every check pass.
 h_room() {
-	h_need=$((($2 + 1023) / 1024 + 1024))
-	h_free=$(df -Pk "$1" 2>/dev/null | {
-		read -r _
-		read -r _ _ _ h_av _
-		printf '%s' "$h_av"
-	})
-	case $h_free in '' | *[!0-9]*) return 0 ;; esac
-	[ "$h_free" -lt "$h_need" ] || return 0
-	h_say ERROR space "$h_need" "$h_free"
+	h_need=$(df -Pk "$1" 2>/dev/null | awk -v s="$h_size" -v n="$h_entries" -v x="$2" -v e="$3" '
+		NR == 2 { f = $4 }
+		END {
+			need = int((x * s + n * e + 1023) / 1024) + 1024
+			if (f ~ /^[0-9]+$/ && f + 0 < need) printf "%.0f %s\n", need, f
+		}')
+	case $h_need in *[0-9]" "[0-9]*) ;; *) return 0 ;; esac
+	h_say ERROR space "${h_need% *}" "${h_need#* }"
 	return 1
 }
 
@@ -465,7 +475,7 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
-	if ! h_room . $((h_size + h_entries * 4096)); then
+	if ! h_room . 1 4096; then
 		h_unstage
 		return
 	fi

@@ -140,7 +140,9 @@ h_order() {
 		h_lasterr="$h_storedir/.meta/${h_mf##*/} records order=999999999999999, the last place a promotion can have (15 digits): no promotion can come after it; remove that line from the mark (or the mark, if hoist did not write it) and push again"
 		return 1
 		;;
-	'' | *[!0-9]*) h_ord=$((${h_since:-$(date +%s)} * 1000)) ;;
+	# The lock's time in milliseconds, by concatenation: times a thousand
+	# it passes 32 bits, which is all some shells count in (mksh).
+	'' | *[!0-9]*) h_ord=${h_since:-$(date +%s)}000 ;;
 	esac
 }
 
