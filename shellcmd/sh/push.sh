@@ -177,10 +177,15 @@ h_unclaim() { mv "claimed-$h_stok" resume 2>/dev/null; }
 
 # h_mkstage: makes the stage (h_stage) of a push that resumes none, private
 # to the login, and enters it (h_newstage). A stage refused there is
-# removed when the name still holds an empty directory (rmdir removes
-# nothing else, and never follows a link; an empty directory loses nobody
-# anything), and the refusal says what was found: the file system did not
-# make the directory as asked, or someone renamed it.
+# removed only when this command is in it (h_enter got as far as its
+# mode), it is the login's, and it is still the entry of its name, checked
+# from inside just before: in a store a team shares, a member may have
+# renamed this push's directory and put one of theirs at the name, which
+# is theirs to keep, empty or not (an owner the file system gave it cannot
+# be told from theirs: that one is left too, for gc to sweep). rmdir
+# removes nothing but an empty directory, never through a link. The
+# refusal says what was found: the file system did not make the directory
+# as asked, or someone renamed it.
 h_mkstage() {
 	if ! h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
 		h_say ERROR mkdir "$(h_oneline "$h_e")"
@@ -188,7 +193,9 @@ h_mkstage() {
 	fi
 	h_newstage && return 0
 	h_e="left as it is"
-	if cd / && rmdir -- "$h_stage" 2>/dev/null; then h_e="removed"; fi
+	# shellcheck disable=SC3013 # test -ef, as in h_enter
+	if [ -n "$h_sm" ] && [ "$h_lu" = "$h_uid" ] && [ . -ef "../${h_stage##*/}" ] &&
+		cd .. && rmdir "./${h_stage##*/}" 2>/dev/null; then h_e="removed"; fi
 	h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok"), just made by this push, was not an empty directory of the login's that only it may enter when the push entered it ($(h_oneline "${h_sm:-not a directory in $h_storedir}")): either the file system there does not keep the owner and mode a directory is made with, or someone who may write $h_storedir renamed it; nothing was written in it, and it was $h_e: push again, and if it happens again, look at how $h_storedir is mounted and who may write it"
 	return 1
 }
