@@ -69,8 +69,15 @@ func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, targe
 	var mu sync.Mutex
 	for i, t := range targets {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+			// Until the host is reached (onHost), an interrupt ends
+			// the wait for a turn, or the connection, at once.
+			ctx, end := a.reach.add(ctx, t)
+			defer end()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+			}
 			r := fn(ctx, t, root)
 			mu.Lock()
 			defer mu.Unlock()
@@ -112,6 +119,16 @@ func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
 
 func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, places *placeSet, fn func(context.Context, *lock.Lock) result) result {
 	t, err := a.connect(ctx, target)
+	if err == nil && !a.reach.reached(target) {
+		t.Close()
+		err = context.Canceled
+	}
+	if err != nil && ctx.Err() != nil && a.caught() != nil {
+		// Interrupted while waiting for its turn or connecting: no
+		// host command was sent.
+		a.say(transport.RedactTarget(target), "interrupted before the host was reached; nothing was done there")
+		return result{host: transport.RedactTarget(target), signal: a.caught(), json: map[string]any{"interrupted": true}}
+	}
 	if err != nil {
 		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
 	}
@@ -225,13 +242,18 @@ func (a *app) data(text string) {
 const stopGrace = shellcmd.DefaultGrace + 5*time.Second
 
 // storeCommand runs fn on every host with the store. The first interrupt
-// closes stop (the host stops waiting for the lock, an upload stops) and
-// gives up after stopGrace; a second one gives up at once.
+// ends at once the hosts not reached yet, closes stop for the others (the
+// host stops waiting for the lock, an upload stops) and gives up on them
+// after stopGrace; a second one gives up at once.
 func (a *app) storeCommand(fn func(ctx context.Context, s *store.Store, stop <-chan struct{}) result) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
-	a.interrupted(ctx, func(os.Signal) { close(stop); time.AfterFunc(stopGrace, cancel) }, func(os.Signal) { cancel() })
+	a.interrupted(ctx, func(os.Signal) {
+		a.reach.interrupt()
+		close(stop)
+		time.AfterFunc(stopGrace, cancel)
+	}, func(os.Signal) { cancel() })
 	return a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
 		return fn(ctx, store.New(l), stop)
 	})
