@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -40,7 +41,7 @@ type result struct {
 // or dead host holds up no other. The outcomes, in the order the targets
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
-	places := &placeSet{first: map[lock.Place]string{}}
+	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
 	return a.eachTarget(ctx, func(ctx context.Context, target string, root shellcmd.Root) result {
 		return a.onHost(ctx, target, root, places, fn)
 	})
@@ -97,15 +98,22 @@ func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, targe
 type placeSet struct {
 	mu    sync.Mutex
 	first map[lock.Place]string
+	log   *slog.Logger // -v: why a target was not compared
 }
 
 // claim asks the host where l's store is (lock.Place) and returns the
-// target that reached the same store first, if another did. A host that
-// cannot tell (unknown facts, a store it refuses, a failed command) is
-// worked on like any other: its own command says what is wrong.
+// target that reached the same store first, if another did: only on proof.
+// A host that cannot tell (a fact it could not read, a store it refuses, a
+// failed command) is worked on like any other, and its own command says
+// what is wrong; -v says what was unknown.
 func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
 	at, ok, err := l.Place(ctx)
-	if err != nil || !ok {
+	switch {
+	case err != nil:
+		p.log.Debug("worked on as a store of its own: where its store is could not be told", "host", l.Host().Name(), "error", err)
+		return "", false
+	case !ok:
+		p.log.Debug("worked on as a store of its own: "+at.Unknown()+" is unknown, so the store cannot be told from another's", "host", l.Host().Name())
 		return "", false
 	}
 	p.mu.Lock()
@@ -182,7 +190,7 @@ func (a *app) report(r result) {
 		if a.g.json {
 			a.data(jsonLine(map[string]any{"host": r.host, "ok": true, "exit": exitOK, "same_store_as": r.same}))
 		} else {
-			a.say(r.host, "the same store as %s (one machine, boot and login, and root): worked on once, there", r.same)
+			a.say(r.host, "the same store as %s (one machine, boot, namespace and login, and one root directory): worked on once, there", r.same)
 		}
 		return
 	}
