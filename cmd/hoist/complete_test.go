@@ -5,7 +5,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -14,20 +13,7 @@ import (
 // connection and never answers offers nothing, once completeTimeout has
 // passed, and says nothing on stdout but the directive.
 func TestCompletionGivesUp(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // accepts, never speaks
-		}
-	}()
+	l, _ := silentListener(t, true)
 	t.Setenv("HOME", t.TempDir())
 	var out, errb bytes.Buffer
 	begin := time.Now()
@@ -60,22 +46,7 @@ func TestValidID(t *testing.T) {
 // (and never answers). cobra parses a completed line's flags twice, which
 // must not move the target before -p.
 func TestCompletionParsesTheLineOnce(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var dialled atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			dialled.Add(1)
-			defer c.Close()
-		}
-	}()
+	l, dialled := silentListener(t, true)
 	t.Setenv("HOME", t.TempDir())
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	var out, errb bytes.Buffer
