@@ -106,3 +106,58 @@ func TestTwoAliasesOfOneStoreAreWorkedOnOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoStoresAtOnePathAreTwoStores: two hosts on one machine, boot and
+// login, each with a tmpfs of its own mounted at the same path (two
+// containers with a volume each), in one command with the store's root
+// there, not made yet: the same path, and two stores. Both are worked on,
+// and each holds the runtime. Two aliases of one host whose PID namespace
+// cannot be read (its /proc is not its namespace's) may be one store, but
+// that cannot be proven: both are worked on, and -v says why. Two aliases
+// of one host with a root not made yet are one store (its parent is
+// there): worked on once.
+func TestTwoStoresAtOnePathAreTwoStores(t *testing.T) {
+	sshd.RequireRoot(t)
+	t.Parallel()
+	mnt, err := os.MkdirTemp("/tmp", "hoist-two-stores-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(mnt) })
+	if err := os.Chmod(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := sshd.Start(t, sshd.Options{Tmpfs: []string{mnt}})
+	b := sshd.Start(t, sshd.Options{Tmpfs: []string{mnt}})
+	cfg := writeConfig(t, hostBlock("box-a", a), hostBlock("box-b", b))
+	c := sshConfigCLI(t, cfg, filepath.Join(mnt, "store"))
+	r := c.run("-H", "box-a,box-b", "push", "--activate", "--name", "app", sourceTree(t, "a"))
+	if r.code != 0 || strings.Contains(r.stderr, "same store") || strings.Count(r.stdout, "\n") != 2 {
+		t.Errorf("push to two stores at one path: want exit 0 and a result from each:\n%s", r)
+	}
+	for _, box := range []string{"box-a", "box-b"} {
+		if l := c.run("-H", box, "list"); l.code != 0 || !strings.Contains(l.stdout, "app-") {
+			t.Errorf("%s holds no runtime after the push:\n%s", box, l)
+		}
+	}
+
+	t.Run("a PID namespace that cannot be read", func(t *testing.T) {
+		h := foreignProcHost(t)
+		cfg := writeConfig(t, hostBlock("web-a", h), hostBlock("web-b", h))
+		r := sshConfigCLI(t, cfg, filepath.Join(h.Dir, "store")).run("-v", "-H", "web-a,web-b", "lock", "status")
+		if r.code != 0 || strings.Contains(r.stderr, "same store") || strings.Count(r.stdout, "\n") != 2 ||
+			strings.Count(r.stderr, "worked on as a store of its own: the PID namespace is unknown") != 2 {
+			t.Errorf("two aliases of a host without a readable PID namespace: want both worked on, -v saying why:\n%s", r)
+		}
+	})
+
+	t.Run("a root not made yet, two aliases", func(t *testing.T) {
+		h := sshd.Start(t, sshd.Options{})
+		cfg := writeConfig(t, hostBlock("web-a", h), hostBlock("web-b", h))
+		root := filepath.Join(h.Dir, "fresh")
+		r := sshConfigCLI(t, cfg, root).run("-H", "web-a,web-b", "lock", "acquire", "--wait", "2s")
+		if r.code != 0 || strings.Count(r.stderr, "the same store as") != 1 || len(strings.Fields(r.stdout)) != 2 {
+			t.Errorf("lock acquire on two aliases of a root not made yet: want one hold, and a line saying so:\n%s", r)
+		}
+	})
+}

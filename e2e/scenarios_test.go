@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -233,6 +234,77 @@ func TestInterruptStopsThenDetaches(t *testing.T) {
 		waitFor(t, 20*time.Second, "command completes", func() bool { return exists(done) })
 		waitFor(t, 5*time.Second, "host releases", func() bool { return !exists(lockPath(root)) })
 	})
+}
+
+// TestInterruptWhileConnectingEndsAtOnce: a host that accepts the
+// connection and never answers is being connected to when the first
+// Ctrl-C comes: nothing runs there, so its attempt ends at once, saying
+// so, and hoist says nothing of asking the host to stop (a signal, sent to
+// the built binary). A host in the same command whose command runs is
+// asked to stop it, as ever, and reports how it ended.
+func TestInterruptWhileConnectingEndsAtOnce(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepts, never speaks
+			accepted <- struct{}{}
+		}
+	}()
+	stall := "tester@" + ln.Addr().String()
+	interrupted := "hoist: " + stall + ": interrupted before the host was reached; nothing was done there"
+	for _, tc := range []struct {
+		name    string
+		running bool // a second host whose command runs
+		args    []string
+	}{
+		{"run", false, []string{"run", "--", "touch", filepath.Join(h.Dir, "ran")}},
+		{"a store command", false, []string{"list"}},
+		{"run, and a host whose command runs", true, []string{"run", "--", "sleep", "30"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(h.Dir, strings.ReplaceAll(tc.name, " ", "-"))
+			c := &cli{t: t, home: t.TempDir(), flags: []string{"-H", stall, "--root", root, "-o", "ConnectTimeout=120"}}
+			if tc.running {
+				c = newCLI(t, h, root)
+				c.flags = append(c.flags, "-H", stall, "-o", "ConnectTimeout=120")
+			}
+			s := c.start(tc.args...)
+			if tc.running {
+				waitStarted(t, s, root)
+			}
+			select {
+			case <-accepted:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("hoist never connected to the silent host: %s", s.stderr())
+			}
+			s.cmd.Process.Signal(syscall.SIGINT)
+			code := s.wait(t, 60*time.Second)
+			stderr := s.stderr()
+			if code != 130 || !strings.Contains(stderr, interrupted) {
+				t.Errorf("exit %d, want 130 and %q on stderr:\n%s", code, interrupted, stderr)
+			}
+			if asks := strings.Contains(stderr, "asking the host to stop"); asks != tc.running {
+				t.Errorf("says it asks the host to stop: %v, want %v:\n%s", asks, tc.running, stderr)
+			}
+			if tc.running && !strings.Contains(stderr, "stopped: the command exited with status 143; lock released") {
+				t.Errorf("the host whose command ran does not say it stopped it:\n%s", stderr)
+			}
+			if exists(filepath.Join(h.Dir, "ran")) {
+				t.Error("the command ran")
+			}
+		})
+	}
 }
 
 // TestConnectionDropIsOutcomeUnknown: the connection breaks while the

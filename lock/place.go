@@ -7,41 +7,62 @@ import (
 	"github.com/hoistdev/hoist/shellcmd"
 )
 
-// Place is where a lock's store is: the host as its facts name it and the
-// store's root there, resolved. Two locks of one Place guard one store,
-// whatever their targets were called (two aliases of one host, a name and
-// its address): a command given both works on it once.
+// Place is where a lock's store is, as far as the host can prove it: two
+// locks of one Place guard one store, whatever their targets were called
+// (two aliases of one host, a name and its address), so a command given
+// both works on it once. It is the host (its machine, boot and PID
+// namespace, as its facts name them: shellcmd.Facts), the login, the
+// mount namespace the login's shell resolves paths in, and the root's
+// place in it: the device and inode of the root's parent directory (or of
+// the nearest directory above it that exists), and the way from there to
+// the root. A path alone is no proof: two mount namespaces (two
+// containers, two sshds each with a tmpfs of its own) can have the same
+// path lead to different stores, or to none yet.
 type Place struct {
 	// Machine ("<machine-id>:<host name>"), BootID, PIDNS and UID are the
-	// host's facts (shellcmd.Facts).
+	// host's facts.
 	Machine, BootID, PIDNS, UID string
-	// Root is the store's root: its physical path where it exists, else
-	// as given, with the login's HOME for a ~/ root.
-	Root string
+	// MountNS is the mount namespace ("dev:ino" of /proc/self/ns/mnt),
+	// Dir the "dev:ino" of the root's parent or nearest existing
+	// directory above it, and Rest the way from Dir to the root
+	// ("./NAME"), as the host gave them.
+	MountNS, Dir, Rest string
+}
+
+// Unknown names the first fact of p the host could not tell ("" when it
+// told them all): its machine, boot, PID namespace, login, mount namespace
+// or root directory. Two targets are one store only when nothing is
+// unknown.
+func (p Place) Unknown() string {
+	for _, f := range []struct{ v, name string }{
+		{p.Machine, "the machine"}, {p.BootID, "the boot"}, {p.PIDNS, "the PID namespace"},
+		{p.UID, "the login"}, {p.MountNS, "the mount namespace"}, {p.Dir, "the root's directory"},
+	} {
+		if f.v == "" || f.v == "-" {
+			return f.name
+		}
+	}
+	return ""
 }
 
 // Place asks the host where the store is (one host command, which also
 // brings the host's facts when the connection has none yet). ok is false
-// when the host cannot be told from another: its machine, boot or login is
-// unknown. An error is the host's answer to a store it refuses (a path it
-// distrusts), or a failed command.
+// when the host cannot be told from another, or the store from another
+// of the host's (Place.Unknown says what was unknown). An error is the
+// host's answer to a store it refuses (a path it distrusts), or a failed
+// command.
 func (l *Lock) Place(ctx context.Context) (p Place, ok bool, err error) {
 	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRoot, l.Params())})
 	if err != nil {
 		return p, false, err
 	}
-	if v := r.Last(); v.Verb != shellcmd.RootVerb {
+	v := r.Last()
+	if v.Verb != shellcmd.RootVerb {
 		return p, false, l.failure("root", r)
 	}
-	f := l.host.Facts()
-	if f == nil {
-		return p, false, nil
+	p = Place{MountNS: v.Field(0), Dir: v.Field(1), Rest: shellcmd.Unpct(v.Field(2))}
+	if f := l.host.Facts(); f != nil {
+		p.Machine, p.BootID, p.PIDNS, p.UID = f.Machine, f.BootID, f.PIDNS, f.UID
 	}
-	p = Place{Machine: f.Machine, BootID: f.BootID, PIDNS: f.PIDNS, UID: f.UID, Root: shellcmd.Unpct(r.Last().Field(0))}
-	for _, s := range []string{p.Machine, p.BootID, p.UID, p.Root} {
-		if s == "" || s == "-" {
-			return p, false, nil
-		}
-	}
-	return p, true, nil
+	return p, p.Unknown() == "", nil
 }

@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -60,5 +61,30 @@ func TestShPromotionOrder(t *testing.T) {
 		r := fnRun{fns: []string{"h_meta"}, call: `h_lasterr=
 			for h_t_i in 1 2 3 4; do h_meta a-00000000000$h_t_i; h_lasterr="$h_lasterr $h_mord"; done`}.do(t, sh, root)
 		fnWantVars(t, sh, r, map[string]string{"h_lasterr": " 0017 1700000000000 1700000000000 0"})
+	})
+}
+
+// TestShOrderNeverOutgrowsItsWidth: h_order never gives a place h_meta
+// would not read back (15 digits). A mark at the widest place (a forged
+// or broken one: the clock's milliseconds are 13 digits until the year
+// 2286) would otherwise freeze "newest" at it for good: the next place, 16
+// digits, read as the promotion time. The place next to it is given, and
+// read back as given; at the widest place itself h_order fails, naming the
+// mark, and the promotion is refused.
+func TestShOrderNeverOutgrowsItsWidth(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, _, _ := fnPaths(root)
+		fnWrite(t, filepath.Join(store, ".meta", "a-000000000001"), "promoted=1700000000\norder=999999999999998\n")
+		r := fnRun{fns: []string{"h_order", "h_meta"}, vars: map[string]string{"h_since": "1700000100"},
+			call: `h_order || return
+				printf 'promoted=1700000100\norder=%s\n' "$h_ord" >"$h_store/.meta/a-000000000002"
+				h_meta a-000000000002 && h_lasterr=$h_ord/$h_mord`}.do(t, sh, root)
+		if r.rc != 0 || r.v["h_lasterr"] != "999999999999999/999999999999999" {
+			t.Errorf("%s: next to the widest place: rc %d, given/read back %q, want 999999999999999 both", sh[0], r.rc, r.v["h_lasterr"])
+		}
+		r = fnRun{fns: []string{"h_order"}, vars: map[string]string{"h_since": "1700000200"}, call: "h_order"}.do(t, sh, root)
+		if r.rc == 0 || !strings.Contains(r.v["h_lasterr"], StoreDir+"/.meta/a-000000000002") || !strings.Contains(r.v["h_lasterr"], "order=999999999999999") {
+			t.Errorf("%s: at the widest place: rc %d, h_lasterr %q; want a failure naming the mark", sh[0], r.rc, r.v["h_lasterr"])
+		}
 	})
 }

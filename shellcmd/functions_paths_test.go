@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -357,24 +358,46 @@ func TestShLsMode(t *testing.T) {
 	})
 }
 
-// TestShOpRoot: h_op_root names the store's root as the host resolves it:
-// the physical path of one that exists (a symlink on the way resolved), as
-// given otherwise; spaces stay and line breaks are encoded (h_pct).
+// TestShOpRoot: h_op_root says where the store's root is as the host can
+// prove it: the mount namespace, the device and inode of the root's parent
+// directory (the nearest one above it that exists, a symlink on the way
+// followed), and the way from there, line breaks encoded (h_pct). Without
+// /proc proven the namespace's, or without a stat that takes -c, the
+// namespace and the directory are unknown.
 func TestShOpRoot(t *testing.T) {
-	fnShells(t, func(t *testing.T, sh []string, root string) {
-		real := filepath.Join(filepath.Dir(root), "real\nroot")
-		fnMkdir(t, real)
-		link := filepath.Join(filepath.Dir(root), "link")
-		if err := os.Symlink(real, link); err != nil {
+	devino := func(t *testing.T, p string) string {
+		t.Helper()
+		fi, err := os.Stat(p)
+		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []struct{ root, want string }{
-			{root, root}, // not there: as given
-			{link, strings.ReplaceAll(real, "\n", "%0A")},
+		st := fi.Sys().(*syscall.Stat_t)
+		return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		dir := filepath.Dir(root)
+		real := filepath.Join(dir, "real")
+		fnMkdir(t, real)
+		if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		mnt := devino(t, "/proc/self/ns/mnt")
+		for _, c := range []struct {
+			root string
+			vars map[string]string
+			want string
+		}{
+			{root, nil, mnt + " " + devino(t, dir) + " ./" + filepath.Base(root)},
+			{root + "/not/yet", nil, mnt + " " + devino(t, dir) + " ./" + filepath.Base(root) + "/not/yet"},
+			{filepath.Join(dir, "link", "st\nore"), nil, mnt + " " + devino(t, real) + " ./st%0Aore"},
+			{root, map[string]string{"h_proc": ""}, "- - ./" + filepath.Base(root)},
+			{root, map[string]string{"h_stat": "bsd"}, "- - ./" + filepath.Base(root)},
 		} {
-			r := fnRun{fns: []string{"h_op_root"}, vars: map[string]string{"h_root": c.root}, call: "h_op_root"}.do(t, sh, root)
+			vars := map[string]string{"h_root": c.root}
+			maps.Copy(vars, c.vars)
+			r := fnRun{fns: []string{"h_op_root"}, vars: vars, call: "h_op_root"}.do(t, sh, root)
 			if len(r.said) != 1 || r.said[0] != "ROOT "+c.want {
-				t.Errorf("%s: h_op_root with %q said %q, want ROOT %s", sh[0], c.root, r.said, c.want)
+				t.Errorf("%s: h_op_root with %q %v said %q, want ROOT %s", sh[0], c.root, c.vars, r.said, c.want)
 			}
 		}
 	})

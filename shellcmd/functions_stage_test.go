@@ -92,7 +92,8 @@ func TestShNewStage(t *testing.T) {
 }
 
 // TestShMkStage: a stage the push just made and then refused (h_mkstage)
-// is removed when its name still holds an empty directory, and only then;
+// is removed when its name still holds it, the login's and empty, and only
+// then: an empty directory of someone else's put at the name is theirs;
 // the refusal says what was found and that it was removed or left. In a
 // setgid store (a team's) the stage is accepted, and private.
 func TestShMkStage(t *testing.T) {
@@ -110,8 +111,11 @@ func TestShMkStage(t *testing.T) {
 		{name: "in a setgid store", setgid: true, ok: true, left: []string{".stage-" + fnThird + "/", ".stage-" + fnThird + "/key"}},
 		{name: "a file system that makes it open to all", mkdir: `command mkdir "$1" && chmod 755 "$1"`,
 			said: "was removed"},
+		// Not to be told from the next case: left for gc.
 		{name: "a file system that gives it another owner", mkdir: `command mkdir "$1" && chown 1:1 "$1"`,
-			said: "was removed"},
+			left: []string{".stage-" + fnThird + "/"}, said: "was left as it is"},
+		{name: "renamed, and an empty directory of someone's put there", mkdir: `command mkdir "$1" && mv "$1" "$1.x" && command mkdir -m 700 "$1" && chown 1:1 "$1"`,
+			left: []string{".stage-" + fnThird + "/", ".stage-" + fnThird + ".x/"}, said: "was left as it is"},
 		{name: "renamed, and a directory of someone's put there", mkdir: `command mkdir "$1" && mv "$1" "$1.x" && command mkdir -m 755 "$1" && : >"$1/theirs"`,
 			left: []string{".stage-" + fnThird + "/", ".stage-" + fnThird + "/theirs", ".stage-" + fnThird + ".x/"}, said: "was left as it is"},
 		{name: "renamed, and a symlink to an empty private directory put there", mkdir: `command mkdir "$1" && mv "$1" "$1.x" && command mkdir -m 700 "$h_root/private" && ln -s "$h_root/private" "$1"`,

@@ -80,7 +80,7 @@ var fieldCount = map[Verb]int{
 	NotFound: 1, NoPrevious: 0, Pinned: 1, Unpinned: 1, Keep: 2, Delete: 2, Sweep: 2,
 	NoProc: 0, Dropped: 0, Have: 2, Resume: 3, Resumable: 1,
 	Refreshed: 1, Kept: 1, Fenced: 0, NoRun: 1, RunLine: 6, RunState: 5, Cut: 2,
-	Check: 4, Doctor: 0, RootVerb: 1,
+	Check: 4, Doctor: 0, RootVerb: 3,
 }
 
 // Verdict is one protocol line: a verb and its fields.

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hoistdev/hoist/transport"
 )
 
 // ErrArtifact reports an artifact hoist refuses to install: an entry that
@@ -414,7 +416,7 @@ func hashFile(ctx context.Context, p string) (int64, [32]byte, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx, f})
+	n, err := io.Copy(h, transport.ContextReader(ctx, f))
 	copy(sum[:], h.Sum(nil))
 	return n, sum, err
 }

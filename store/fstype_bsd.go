@@ -2,31 +2,22 @@
 
 package store
 
-import (
-	"strings"
-	"syscall"
-)
+import "syscall"
 
-// changeTimeKept reports whether the file system that holds p keeps a real
-// change time; where it cannot tell, it does not. Those that keep none
-// report the modification time in its place: FAT (msdos), exFAT, every
-// FUSE file system (macFUSE, FreeBSD's fusefs: what each reports is up to
-// its daemon), and WebDAV.
+// changeTimeKept reports whether the file system that holds p keeps a
+// change time hoist trusts (keepsChangeTimeNamed); where it cannot tell,
+// it does not.
 func changeTimeKept(p string) bool {
 	var fs syscall.Statfs_t
 	if syscall.Statfs(p, &fs) != nil {
 		return false
 	}
-	var b strings.Builder
+	name := make([]byte, 0, len(fs.Fstypename))
 	for _, c := range fs.Fstypename {
 		if c == 0 {
 			break
 		}
-		b.WriteByte(byte(c))
+		name = append(name, byte(c))
 	}
-	switch name := b.String(); {
-	case name == "msdos", name == "exfat", name == "webdav", strings.Contains(name, "fuse"):
-		return false
-	}
-	return true
+	return keepsChangeTimeNamed(string(name))
 }

@@ -45,22 +45,6 @@ func bytesize(n int64) string {
 	return b
 }
 
-// ctxReader stops reading once ctx is done: every read checks it first, so
-// a long copy (hashing a file, reading an archive, whose sparse entries
-// read as zeros without touching the file) ends within one buffer of a
-// cancellation.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
 // cancelable reads r in a goroutine of its own, so that a read that blocks
 // (standard input from a producer that stalled) does not hold up a
 // cancellation: once ctx is done, Read returns its error at once. stop

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"time"
 
@@ -21,15 +20,12 @@ type Runtime struct {
 	Current  bool
 	Previous bool
 	Pinned   bool
-	// order is its place among the store's promotions, newest highest:
-	// promotions within one second (or after the host's clock was set
-	// back) are told apart by it, as Promoted cannot.
-	order int64
 }
 
 // List returns the runtimes hoist promoted, newest first: in the order the
-// host promoted them, which each promotion records under the lock. It
-// changes nothing; a missing store is an empty list.
+// host promoted them, which each promotion records under the lock, as the
+// host lists them (gc keeps the newest by the same order, ties included).
+// It changes nothing; a missing store is an empty list.
 func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 	rts, _, err := s.list(ctx)
 	return rts, err
@@ -49,8 +45,7 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
 		size, _ := strconv.ParseInt(v.Field(2), 10, 64)
 		flags := v.Field(3)
-		order, _ := strconv.ParseInt(v.Field(4), 10, 64)
-		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(5), order: order}
+		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(5)}
 		for _, f := range flags {
 			switch f {
 			case 'c':
@@ -65,12 +60,6 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	}
 	switch r.Last().Verb {
 	case shellcmd.Listed, shellcmd.NoStore:
-		sort.SliceStable(out, func(i, j int) bool {
-			if out[i].order != out[j].order {
-				return out[i].order > out[j].order
-			}
-			return out[i].ID < out[j].ID
-		})
 		return out, r.Last().Verb == shellcmd.NoStore, nil
 	}
 	return nil, false, s.err(r, "list")

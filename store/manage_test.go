@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,6 +266,57 @@ func TestNewestIsTheLastPromoted(t *testing.T) {
 	}
 	if id, _ := s.Resolve(ctx, "app"); id != after.ID() {
 		t.Errorf("app resolves to %s, want %s, promoted after the earlier version's mark", id, after.ID())
+	}
+}
+
+// TestTiedOrdersAgree: marks whose orders tie (an earlier version's,
+// promoted in one second) are newest first in one way for list, a name as
+// a reference and gc: the runtime activate NAME picks is the one gc --keep 1
+// keeps as the newest.
+func TestTiedOrdersAgree(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	for _, c := range []string{"a", "b", "c", "d"} {
+		a := artifact(t, "app", c)
+		if _, err := s.Push(ctx, a, store.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		writeMeta(t, root, a.ID(), fmt.Sprintf("name=app\nsize=1\npromoted=1700000000\ndigest=%s\n", a.Digest))
+	}
+	id, err := s.Resolve(ctx, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.GC(ctx, 1, true, lock.Events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var newest []string
+	for _, k := range g.Kept {
+		if k.Why == "newest" {
+			newest = append(newest, k.ID)
+		}
+	}
+	if len(newest) != 1 || newest[0] != id {
+		t.Errorf("app resolves to %s; gc --keep 1 keeps %v as the newest", id, newest)
+	}
+}
+
+// TestNoPlaceAfterTheLast: a mark at the last place a promotion can have
+// (a forged one) is named when the next promotion is refused, instead of
+// that promotion taking a place that reads as its promotion time, below
+// the forged one, which would stay the newest for good.
+func TestNoPlaceAfterTheLast(t *testing.T) {
+	ctx := context.Background()
+	s, root := localStore(t)
+	forged := artifact(t, "app", "forged")
+	if _, err := s.Push(ctx, forged, store.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeMeta(t, root, forged.ID(), fmt.Sprintf("name=app\nsize=1\npromoted=1700000000\ndigest=%s\norder=999999999999999\n", forged.Digest))
+	_, err := s.Push(ctx, artifact(t, "app", "next"), store.PushOptions{})
+	if err == nil || !strings.Contains(err.Error(), "runtimes/.meta/"+forged.ID()+" records order=999999999999999") {
+		t.Errorf("push after a mark at the last place: %v; want it refused, naming the mark", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/hoistdev/hoist/transport"
 	"io"
 	"io/fs"
 	"strings"
@@ -43,7 +44,7 @@ func (a *Artifact) readPack(ctx context.Context, r io.Reader, ref OCIRef, files 
 	bad := func(format string, args ...any) error {
 		return &packError{refused(ref, "its pack "+format, args...)}
 	}
-	tr := tar.NewReader(ctxReader{ctx, r})
+	tr := tar.NewReader(transport.ContextReader(ctx, r))
 	var items []packItem
 	at := map[string]int{} // path to its item
 	var modes string
@@ -159,7 +160,7 @@ func rewritePack(ctx context.Context, items []packItem, entries []Entry, files m
 	for n := range files {
 		pk.pool[n] = n
 	}
-	tr := tar.NewReader(ctxReader{ctx, bufio.NewReaderSize(pack, 1<<16)})
+	tr := tar.NewReader(transport.ContextReader(ctx, bufio.NewReaderSize(pack, 1<<16)))
 	if err := pk.put(pk.treeHeader()); err != nil {
 		return [32]byte{}, err
 	}

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hoistdev/hoist/transport"
 )
 
 // The archive's layout: the runtime under TreeDir, and a list of directory
@@ -76,7 +78,7 @@ func (a *Artifact) readArchive(ctx context.Context, w *packer) error {
 // compressed says the stream is decoded, and the rest of the compressed
 // stream is read too.
 func (a *Artifact) readTar(ctx context.Context, r io.Reader, compressed bool, w *packer) error {
-	r = ctxReader{ctx, r}
+	r = transport.ContextReader(ctx, r)
 	cr := &countingReader{r: r}
 	tr := tar.NewReader(cr)
 	files := map[string]Entry{}
@@ -90,7 +92,7 @@ func (a *Artifact) readTar(ctx context.Context, r io.Reader, compressed bool, w 
 			return a.damaged(err)
 		}
 		// A sparse entry's holes read as zeros from tr, not from r.
-		body := ctxReader{ctx, tr}
+		body := transport.ContextReader(ctx, tr)
 		if err := a.tarEntry(h, body, files, w); err != nil {
 			return err
 		}
@@ -515,7 +517,7 @@ func writeFile(ctx context.Context, w io.Writer, p string, e Entry) error {
 		return err
 	}
 	defer f.Close()
-	r := io.LimitReader(ctxReader{ctx, f}, e.Size)
+	r := io.LimitReader(transport.ContextReader(ctx, f), e.Size)
 	changed := fmt.Errorf("%s changed while it was being read; push again", p)
 	fi, err := f.Stat()
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/hoistdev/hoist/transport"
 )
 
 // Unix file types, as a zip made on Unix keeps them in the high half of an
@@ -142,5 +144,5 @@ func copyEntry(ctx context.Context, w io.Writer, zf *zip.File, limit int64) (int
 		return 0, err
 	}
 	defer rc.Close()
-	return io.Copy(w, io.LimitReader(ctxReader{ctx, &codecReader{rc}}, limit))
+	return io.Copy(w, io.LimitReader(transport.ContextReader(ctx, &codecReader{rc}), limit))
 }

@@ -447,7 +447,14 @@ type readError struct{ err error }
 func (e readError) Error() string { return e.err.Error() }
 func (e readError) Unwrap() error { return e.err }
 
-// ctxReader stops a copy when its context ends.
+// ContextReader returns a reader of r that stops once ctx is done: every
+// Read checks ctx first and then returns its error, so a long copy (an
+// upload, hashing a file, reading an archive whose sparse entries read as
+// zeros without touching the file) ends within one buffer of a
+// cancellation. A Read already blocked in r is not interrupted. The reader
+// has no WriteTo: io.Copy from it takes the plain path.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -237,3 +238,26 @@ func TestUploadChecksEveryFileFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestContextReaderStops: a copy through ContextReader gives ctx's error
+// at the first read after ctx ends, and reads nothing more; the store's
+// hashing and archive reading and the uploads here all stop this way.
+func TestContextReaderStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var reads atomic.Int32
+	src := iotest.OneByteReader(readFunc(func(p []byte) (int, error) {
+		if reads.Add(1) == 3 {
+			cancel()
+		}
+		p[0] = 'x'
+		return 1, nil
+	}))
+	n, err := io.Copy(io.Discard, ContextReader(ctx, src))
+	if !errors.Is(err, context.Canceled) || n != 3 || reads.Load() != 3 {
+		t.Errorf("copied %d bytes in %d reads, error %v: want 3, 3 and context.Canceled", n, reads.Load(), err)
+	}
+}
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }

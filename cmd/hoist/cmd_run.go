@@ -73,9 +73,10 @@ that manual hold (hoist lock acquire), which stays held.`,
 }
 
 // run runs argv on every host under the store lock. The first Ctrl-C (or
-// SIGTERM, SIGHUP) asks the host to stop the command, which then releases
-// the lock itself, and waits up to --grace and 5s more for the outcome; a second one
-// detaches and leaves the host to finish and release.
+// SIGTERM, SIGHUP) ends at once the hosts not reached yet, asks the others
+// to stop the command, which then releases the lock itself, and waits up
+// to --grace and 5s more for the outcome; a second one detaches and leaves
+// the host to finish and release.
 func (a *app) run(argv []string, o runOptions) error {
 	ctx, detach := context.WithCancel(context.Background())
 	defer detach()
@@ -84,7 +85,9 @@ func (a *app) run(argv []string, o runOptions) error {
 	sig := a.interrupted(ctx,
 		func(os.Signal) {
 			stopOnce.Do(func() { close(stop) })
-			a.note("asking the host to stop the command; interrupt again to detach")
+			if a.reach.interrupt() {
+				a.note("asking the host to stop the command; interrupt again to detach")
+			}
 			time.AfterFunc(o.grace+5*time.Second, detach)
 		},
 		func(os.Signal) { detach() })

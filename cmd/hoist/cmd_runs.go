@@ -116,7 +116,9 @@ func (a *app) logs(id string, follow bool) error {
 			return
 		}
 		once.Do(func() { close(stop) })
-		a.note("asking the host to stop the run; interrupt again to leave it running")
+		if a.reach.interrupt() {
+			a.note("asking the host to stop the run; interrupt again to leave it running")
+		}
 	}, func(os.Signal) { cancel() })
 	return a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
 		full, err := a.runID(ctx, l, id)

@@ -126,7 +126,10 @@ func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) (
 	if len(args) > 0 {
 		return nil, none
 	}
-	a.g.parsedTwice()
+	a, ok := a.completedLine()
+	if !ok {
+		return nil, none
+	}
 	targets, err := a.targets()
 	if err != nil {
 		return nil, none
@@ -203,24 +206,29 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s, "", false
 }
 
-// parsedTwice undoes cobra's second parse of the line being completed:
-// getCompletions parses its flags twice (once with "--" appended), so the
-// flags that accumulate (-H, -i, -o, and the ssh flags in the order given)
-// hold every value twice, and ssh -G would see "-J x -J x". The first half
-// is the line's.
-func (g *globals) parsedTwice() {
-	n := len(g.sshArgs) / 2
-	if n > 0 && len(g.sshArgs)%2 == 0 && slices.Equal(g.sshArgs[:n], g.sshArgs[n:]) {
-		g.sshArgs = g.sshArgs[:n]
-		for t, at := range g.targetAt {
-			if at >= n {
-				g.targetAt[t] = at - n
-			}
+// completedLine is an app whose globals are the line being completed,
+// parsed once: cobra's __complete parses the line's flags twice (once with
+// "--" appended) into the same values, so the flags that accumulate (-H,
+// -i, -o, and the ssh flags in the order given, with each target's place
+// among them) would hold every value twice, and ssh -G would see "-J x -J
+// x". The line is what follows the completion request's own word; the word
+// being completed is part of it (a flag's value, or an argument), or, when
+// the line does not parse with it, left out; ok is false when it does not
+// parse either way.
+func (a *app) completedLine() (_ *app, ok bool) {
+	line := slices.Clone(a.args)
+	if i := slices.IndexFunc(line, func(w string) bool {
+		return w == cobra.ShellCompRequestCmd || w == cobra.ShellCompNoDescRequestCmd
+	}); i >= 0 {
+		line = slices.Delete(line, i, i+1)
+	}
+	for _, words := range [][]string{line, line[:max(len(line)-1, 0)]} {
+		fresh := newApp(io.Discard, io.Discard, nil)
+		fresh.args = a.args
+		c, args, err := fresh.rootCommand().Find(words)
+		if err == nil && c.ParseFlags(args) == nil {
+			return fresh, true
 		}
 	}
-	for _, l := range []*[]string{&g.hosts, &g.identities, &g.sshOpts} {
-		if n := len(*l) / 2; len(*l)%2 == 0 && slices.Equal((*l)[:n], (*l)[n:]) {
-			*l = (*l)[:n]
-		}
-	}
+	return nil, false
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,20 +13,7 @@ import (
 // connection and never answers offers nothing, once completeTimeout has
 // passed, and says nothing on stdout but the directive.
 func TestCompletionGivesUp(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // accepts, never speaks
-		}
-	}()
+	l, _ := silentListener(t, true)
 	t.Setenv("HOME", t.TempDir())
 	var out, errb bytes.Buffer
 	begin := time.Now()
@@ -49,5 +37,22 @@ func TestValidID(t *testing.T) {
 		if got := validID(id); got != want {
 			t.Errorf("validID(%q) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// TestCompletionParsesTheLineOnce: the host a completion asks is the one
+// the line names, as for any command: of -p and a target's :port the first
+// given wins, here -p, the port of a listener that counts the connections
+// (and never answers). cobra parses a completed line's flags twice, which
+// must not move the target before -p.
+func TestCompletionParsesTheLineOnce(t *testing.T) {
+	l, dialled := silentListener(t, true)
+	t.Setenv("HOME", t.TempDir())
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	var out, errb bytes.Buffer
+	// Port 1 answers nothing here: a dial there is refused at once.
+	code := newApp(&out, &errb, nil).execute([]string{"__complete", "-F", "none", "-p", port, "-H", "tester@127.0.0.1:1", "activate", ""})
+	if code != 0 || strings.TrimSpace(out.String()) != ":4" || dialled.Load() != 1 {
+		t.Errorf("exit %d, stdout %q, %d connections to -p %s; want :4 and one connection there", code, out.String(), dialled.Load(), port)
 	}
 }

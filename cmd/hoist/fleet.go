@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -41,7 +42,7 @@ type result struct {
 // or dead host holds up no other. The outcomes, in the order the targets
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
-	places := &placeSet{first: map[lock.Place]string{}}
+	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
 	return a.eachTarget(ctx, func(ctx context.Context, target string, root shellcmd.Root) result {
 		return a.onHost(ctx, target, root, places, fn)
 	})
@@ -70,8 +71,15 @@ func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, targe
 	var mu sync.Mutex
 	for i, t := range targets {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+			// Until the host is reached (onHost), an interrupt ends
+			// the wait for a turn, or the connection, at once.
+			ctx, end := a.reach.add(ctx, t)
+			defer end()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+			}
 			r := fn(ctx, t, root)
 			mu.Lock()
 			defer mu.Unlock()
@@ -91,15 +99,22 @@ func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, targe
 type placeSet struct {
 	mu    sync.Mutex
 	first map[lock.Place]string
+	log   *slog.Logger // -v: why a target was not compared
 }
 
 // claim asks the host where l's store is (lock.Place) and returns the
-// target that reached the same store first, if another did. A host that
-// cannot tell (unknown facts, a store it refuses, a failed command) is
-// worked on like any other: its own command says what is wrong.
+// target that reached the same store first, if another did: only on proof.
+// A host that cannot tell (a fact it could not read, a store it refuses, a
+// failed command) is worked on like any other, and its own command says
+// what is wrong; -v says what was unknown.
 func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
 	at, ok, err := l.Place(ctx)
-	if err != nil || !ok {
+	switch {
+	case err != nil:
+		p.log.Debug("worked on as a store of its own: where its store is could not be told", "host", l.Host().Name(), "error", err)
+		return "", false
+	case !ok:
+		p.log.Debug("worked on as a store of its own: "+at.Unknown()+" is unknown, so the store cannot be told from another's", "host", l.Host().Name())
 		return "", false
 	}
 	p.mu.Lock()
@@ -113,6 +128,16 @@ func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
 
 func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, places *placeSet, fn func(context.Context, *lock.Lock) result) result {
 	t, err := a.connect(ctx, target)
+	if err == nil && !a.reach.reached(target) {
+		t.Close()
+		err = context.Canceled
+	}
+	if err != nil && ctx.Err() != nil && a.caught() != nil {
+		// Interrupted while waiting for its turn or connecting: no
+		// host command was sent.
+		a.say(transport.RedactTarget(target), "interrupted before the host was reached; nothing was done there")
+		return result{host: transport.RedactTarget(target), signal: a.caught(), json: &output.Unreached{Interrupted: true}}
+	}
 	if err != nil {
 		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
 	}
@@ -166,7 +191,7 @@ func (a *app) report(r result) {
 		if a.g.json {
 			a.data(jsonLine(&output.Result{Host: r.host, OK: true, Exit: exitOK, SameStoreAs: r.same}))
 		} else {
-			a.say(r.host, "the same store as %s (one machine, boot and login, and root): worked on once, there", r.same)
+			a.say(r.host, "the same store as %s (one machine, boot, namespace and login, and one root directory): worked on once, there", r.same)
 		}
 		return
 	}
@@ -190,9 +215,6 @@ func (a *app) report(r result) {
 	}
 	if r.data != "" {
 		text := printable(r.data) + "\n"
-		for _, l := range r.more {
-			text += printable(l) + "\n"
-		}
 		if r.table {
 			text = printableRows(r.data) + "\n"
 		}
@@ -201,6 +223,9 @@ func (a *app) report(r result) {
 			if a.printed {
 				text = "\n" + text // a blank line between tables
 			}
+		}
+		for _, l := range r.more {
+			text += printable(l) + "\n"
 		}
 		a.data(text)
 	}
@@ -228,13 +253,18 @@ func (a *app) data(text string) {
 const stopGrace = shellcmd.DefaultGrace + 5*time.Second
 
 // storeCommand runs fn on every host with the store. The first interrupt
-// closes stop (the host stops waiting for the lock, an upload stops) and
-// gives up after stopGrace; a second one gives up at once.
+// ends at once the hosts not reached yet, closes stop for the others (the
+// host stops waiting for the lock, an upload stops) and gives up on them
+// after stopGrace; a second one gives up at once.
 func (a *app) storeCommand(fn func(ctx context.Context, s *store.Store, stop <-chan struct{}) result) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
-	a.interrupted(ctx, func(os.Signal) { close(stop); time.AfterFunc(stopGrace, cancel) }, func(os.Signal) { cancel() })
+	a.interrupted(ctx, func(os.Signal) {
+		a.reach.interrupt()
+		close(stop)
+		time.AfterFunc(stopGrace, cancel)
+	}, func(os.Signal) { cancel() })
 	return a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
 		return fn(ctx, store.New(l), stop)
 	})

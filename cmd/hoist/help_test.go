@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -20,22 +18,7 @@ import (
 // help flag that ran the command would dial, or create the store: lock
 // acquire creates it, push and run create it too.
 func TestHelpNeverActs(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	var dialled atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			dialled.Add(1)
-			c.Close()
-		}
-	}()
+	l, dialled := silentListener(t, false)
 	home := t.TempDir()
 	root := filepath.Join(t.TempDir(), "root")
 	t.Setenv("HOME", home)

@@ -56,10 +56,12 @@ type app struct {
 	held     *bytes.Buffer // stdout kept back while bars are drawn
 	printed  bool          // something went to stdout already
 	keys     *passphrases  // passphrases given for identity files
+
+	reach *reaching // the hosts not reached yet, which an interrupt ends at once
 }
 
 func newApp(stdout, stderr io.Writer, signals <-chan os.Signal) *app {
-	return &app{stdout: stdout, con: &console{w: stderr}, signals: signals, log: discardLogger()}
+	return &app{stdout: stdout, con: &console{w: stderr}, signals: signals, log: discardLogger(), reach: newReaching()}
 }
 
 // execute runs the command line args and returns the exit status.

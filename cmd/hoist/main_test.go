@@ -2,11 +2,13 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -72,4 +74,32 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// silentListener is a TCP listener on loopback that counts the connections
+// made to it and never speaks: it closes each at once, or, with hold,
+// keeps it open until the test ends, as a host that never answers.
+func silentListener(t *testing.T, hold bool) (net.Listener, *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var dialled atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			dialled.Add(1)
+			if hold {
+				defer c.Close()
+			} else {
+				c.Close()
+			}
+		}
+	}()
+	return l, &dialled
 }

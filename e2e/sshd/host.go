@@ -55,6 +55,11 @@ type Options struct {
 	// MaxSessions is sshd's MaxSessions: the sessions (commands, SFTP)
 	// one connection may have open at once; 0 means 64.
 	MaxSessions int
+	// Tmpfs (root only) mounts a tmpfs of the host's own (mode 1777) at
+	// each of these absolute paths, made when missing, in the host's own
+	// mount namespace: two such hosts have different directories, and
+	// stores, at the same path, as two containers with a volume each.
+	Tmpfs []string
 }
 
 // Host is a running sshd on 127.0.0.1. Its exported fields are read-only.
@@ -143,7 +148,7 @@ func Start(t testing.TB, opts Options) *Host {
 
 // rootOnly reports whether opts need root.
 func rootOnly(opts Options) bool {
-	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || opts.ForeignProc || len(opts.Hide) > 0
+	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || opts.ForeignProc || len(opts.Hide) > 0 || len(opts.Tmpfs) > 0
 }
 
 // ownPIDs reports whether the host runs in a PID namespace of its own,

@@ -34,7 +34,7 @@ func findTools(opts Options) (tools, error) {
 	if tl.keygen, err = harness.FindProgram("ssh-keygen", "/usr/bin/ssh-keygen"); err != nil {
 		return tl, errors.New("ssh-keygen not found: run `make test`, which installs openssh-client")
 	}
-	if opts.Busybox || ownPIDs(opts) || opts.NoShell || len(opts.Hide) > 0 {
+	if opts.Busybox || ownPIDs(opts) || opts.NoShell || len(opts.Hide) > 0 || len(opts.Tmpfs) > 0 {
 		if tl.mount, err = harness.FindProgram("mount", "/usr/bin/mount", "/bin/mount"); err != nil {
 			return tl, errors.New("mount not found: run `make test`, which installs util-linux")
 		}
@@ -93,7 +93,7 @@ func (h *Host) sshdConfig() string {
 // PID 1 of the PID namespace, waiting for sshd and reaping orphans.
 func (h *Host) command() *exec.Cmd {
 	sshd := []string{h.tools.sshd, "-D", "-e", "-f", h.config}
-	if !h.opts.Busybox && !ownPIDs(h.opts) && !h.opts.NoShell && len(h.opts.Hide) == 0 {
+	if !h.opts.Busybox && !ownPIDs(h.opts) && !h.opts.NoShell && len(h.opts.Hide) == 0 && len(h.opts.Tmpfs) == 0 {
 		return exec.Command(sshd[0], sshd[1:]...)
 	}
 	mount := quote(h.tools.mount)
@@ -126,6 +126,9 @@ func (h *Host) command() *exec.Cmd {
 		for _, p := range h.opts.Hide {
 			fmt.Fprintf(&s, "%s --bind %s %s\n", mount, quote(empty), quote(p))
 		}
+	}
+	for _, d := range h.opts.Tmpfs {
+		fmt.Fprintf(&s, "mkdir -p %s\n%s -t tmpfs -o mode=1777 tmpfs %s\n", quote(d), mount, quote(d))
 	}
 	quoted := make([]string, len(sshd))
 	for i, a := range sshd {

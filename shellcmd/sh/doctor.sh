@@ -316,10 +316,13 @@ h_dr_store() {
 	case $h_drk in
 	'' | *[!0-9]*) h_dr_check space warn - "df -Pk cannot tell the free space at $h_dra" ;;
 	*)
-		h_drx="$((h_drk / 1024)) MiB free at $h_dra (filesystem mounted on ${h_drx#* })"
-		if [ "$h_drk" -lt 65536 ]; then
+		# Over 2 TiB free, the KiB pass the 32 bits some shells count in
+		# (mksh): awk divides, and the limits (7 digits at most) are
+		# compared only with numbers of at most 7 digits.
+		h_drx="$(awk -v k="$h_drk" 'BEGIN { printf "%.0f", int(k / 1024) }') MiB free at $h_dra (filesystem mounted on ${h_drx#* })"
+		if [ "${#h_drk}" -le 7 ] && [ "$h_drk" -lt 65536 ]; then
 			h_dr_check space fail "$h_drk" "$h_drx: too little to install anything"
-		elif [ "$h_drk" -lt 1048576 ]; then
+		elif [ "${#h_drk}" -le 7 ] && [ "$h_drk" -lt 1048576 ]; then
 			h_dr_check space warn "$h_drk" "$h_drx: less than 1 GiB"
 		else
 			h_dr_check space ok "$h_drk" "$h_drx"

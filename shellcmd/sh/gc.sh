@@ -76,7 +76,9 @@ h_op_gc() {
 		elif [ "$h_i" = "$h_prev" ]; then h_why=previous
 		elif [ -e "$h_store/.pins/$h_i" ]; then h_why=pinned
 		elif h_listed "$h_i" "$h_used"; then h_why=in-use
-		elif [ "$h_kept" -lt "$h_keep" ]; then
+		# A --keep of ten digits or more keeps them all: it passes the
+		# 32 bits some shells count in (mksh), where it would wrap.
+		elif [ "${#h_keep}" -gt 9 ] || [ "$h_kept" -lt "$h_keep" ]; then
 			h_kept=$((h_kept + 1))
 			h_why=newest
 		fi
@@ -95,18 +97,12 @@ h_op_gc() {
 	rm -rf "$h_scr"
 }
 
-# h_gc_collect: h_all, the marked runtimes newest first ("order id"
-# lines); h_stages, leftovers with hoist's names. A mark whose runtime is
-# missing (a promotion cut short before its rename) is a leftover too.
+# h_gc_collect: h_all, the marked runtimes newest first (h_byorder);
+# h_stages, leftovers with hoist's names. A mark whose runtime is missing
+# (a promotion cut short before its rename) is a leftover too.
 h_gc_collect() {
+	h_byorder
 	set +f
-	h_all=$(for h_mf in "$h_store"/.meta/*; do
-		h_i=${h_mf##*/}
-		{ [ -f "$h_mf" ] && h_isid "$h_i"; } || continue
-		[ -e "$h_store/$h_i" ] || [ -L "$h_store/$h_i" ] || continue
-		h_meta "$h_i"
-		printf '%s %s\n' "${h_mord:-0}" "$h_i"
-	done | sort -rn)
 	h_stages=$(for h_d in "$h_store"/.stage-* "$h_store"/.trash-* "$h_lock".* "$h_runs"/*; do
 		h_n=${h_d##*/}
 		case $h_n in

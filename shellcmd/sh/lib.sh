@@ -32,7 +32,12 @@ h_oneline() { printf '%s' "$1" | tr '\n\r\t' '   ' | cut -c 1-2000; }
 # that cannot be known. The clock is read before the file: an age that
 # reaches a lease then proves that no heartbeat touched the file between its
 # time and the look at the clock (a touch after the look shows in the file),
-# which is what a heartbeat's own check (h_renew) relies on.
+# which is what a heartbeat's own check (h_renew) relies on. A time more
+# than about 2^31 seconds ahead of the clock has no age either (and h_t is
+# left empty, as when there is no time): a shell
+# that counts in 32 bits (mksh) subtracts right only within that, and
+# beyond it could find such a file ages old. Its digits tell, without
+# arithmetic.
 h_age() {
 	h_a= h_t=
 	h_an=$(date +%s)
@@ -42,6 +47,11 @@ h_age() {
 	*) return 1 ;;
 	esac || return 1
 	case $h_t:$h_an in *[!0-9:]* | :* | *:) return 1 ;; esac
+	if [ "${#h_t}" -gt "${#h_an}" ] ||
+		{ [ "${#h_t}" = "${#h_an}" ] && [ "${h_t%"${h_t#?}"}" -gt $((${h_an%"${h_an#?}"} + 1)) ]; }; then
+		h_t=
+		return 1
+	fi
 	h_a=$((h_an - h_t))
 }
 

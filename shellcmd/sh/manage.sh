@@ -1,24 +1,28 @@
-# h_op_list: every runtime hoist promoted (h_present), one RT line each: id,
-# promoted (epoch), size, flags (c current, p previous, P pinned, - none),
-# its place in the order of promotions (h_order), name. Read-only.
+# h_op_list: every runtime hoist promoted (h_present), newest first
+# (h_byorder), one RT line each: id, promoted (epoch), size, flags (c
+# current, p previous, P pinned, - none), its place in the order of
+# promotions (h_order), name. Read-only.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
 		return
 	fi
 	h_cur=$(h_pointer current) h_prev=$(h_pointer previous)
-	set +f
-	for h_mf in "$h_store"/.meta/*; do
-		set -f
-		h_i=${h_mf##*/}
-		{ h_isid "$h_i" && h_present "$h_i"; } || continue
+	h_byorder
+	h_ifs=$IFS
+	IFS='
+'
+	for h_l in $h_all; do
+		IFS=$h_ifs
+		h_i=${h_l#* }
+		h_present "$h_i" || continue
 		h_f=
 		if [ "$h_i" = "$h_cur" ]; then h_f=${h_f}c; fi
 		if [ "$h_i" = "$h_prev" ]; then h_f=${h_f}p; fi
 		if [ -e "$h_store/.pins/$h_i" ]; then h_f=${h_f}P; fi
 		h_say RT "$h_i" "${h_mwhen:-0}" "${h_msize:-0}" "${h_f:--}" "$h_mord" "${h_mname:--}"
 	done
-	set -f
+	IFS=$h_ifs
 	h_say LISTED
 }
 

@@ -20,14 +20,36 @@ h_op_status() {
 	esac
 }
 
-# h_op_root: where the store's root is on this host: its physical path
-# (cd -P) where it exists, else as given (a ~/ root with the login's HOME).
-# Read-only. With the facts (machine, boot, PID namespace, login) it tells
-# two targets of one command that reach the same store, which the client
-# then works on once.
+# h_op_root: where the store's root is on this host, for the client to
+# tell two targets of one command that reach one store, which it then
+# works on once: ROOT MNTNS DIR REST. DIR is the device and inode of the
+# root's parent directory (of the nearest directory above it that exists,
+# when that is not there yet), REST the way from it to the root, "./NAME"
+# (h_pct), and MNTNS the mount namespace this shell resolves paths in (the
+# device and inode of /proc/self/ns/mnt), read only where /proc is proven
+# this namespace's (h_proc). A path alone proves nothing: one that does
+# not exist yet names different places in two mount namespaces, a tmpfs of
+# each at the same path, say. The parent, not the root: a root that the
+# first target makes meanwhile, in the usual case where its parent exists,
+# keeps its answer. What cannot be read is "-", and then the client works
+# on each target. One stat; read-only.
 h_op_root() {
-	h_rr=$(cd -P -- "$h_root" 2>/dev/null && pwd -P) || h_rr=$h_root
-	h_say ROOT "$(h_pct "$h_rr")"
+	h_rmnt=- h_rdir=- h_rrest= h_rp=$h_root
+	while :; do
+		h_rrest=/${h_rp##*/}$h_rrest h_rp=${h_rp%/*}
+		[ -n "$h_rp" ] || h_rp=/
+		if [ -e "$h_rp" ] || [ -L "$h_rp" ] || [ "$h_rp" = / ]; then break; fi
+	done
+	if [ -n "$h_proc" ] && [ "$h_stat" = gnu ] && [ -d "$h_rp" ]; then
+		h_x=$(stat -L -c %d:%i -- "$h_rp" /proc/self/ns/mnt 2>/dev/null)
+		case $h_x in
+		[0-9]*:[0-9]*"$h_nl"[0-9]*:[0-9]*)
+			h_rdir=${h_x%%"$h_nl"*} h_rmnt=${h_x#*"$h_nl"}
+			case $h_rdir:$h_rmnt in *[!0-9:]*) h_rdir=- h_rmnt=- ;; esac
+			;;
+		esac
+	fi
+	h_say ROOT "$h_rmnt" "$h_rdir" "$(h_pct ".$h_rrest")"
 }
 
 # A manual hold outlives this command, so the client must confirm it received

@@ -38,7 +38,7 @@ h_op_pushcheck() {
 		return
 	fi
 	# The archive and the tree unpacked from it, side by side.
-	h_room "$h_store" $((2 * h_size + h_entries * 4608)) || return
+	h_room "$h_store" 2 4608 || return
 	h_stage=$h_store/.stage-$h_stok
 	h_resume
 	case $? in
@@ -177,10 +177,15 @@ h_unclaim() { mv "claimed-$h_stok" resume 2>/dev/null; }
 
 # h_mkstage: makes the stage (h_stage) of a push that resumes none, private
 # to the login, and enters it (h_newstage). A stage refused there is
-# removed when the name still holds an empty directory (rmdir removes
-# nothing else, and never follows a link; an empty directory loses nobody
-# anything), and the refusal says what was found: the file system did not
-# make the directory as asked, or someone renamed it.
+# removed only when this command is in it (h_enter got as far as its
+# mode), it is the login's, and it is still the entry of its name, checked
+# from inside just before: in a store a team shares, a member may have
+# renamed this push's directory and put one of theirs at the name, which
+# is theirs to keep, empty or not (an owner the file system gave it cannot
+# be told from theirs: that one is left too, for gc to sweep). rmdir
+# removes nothing but an empty directory, never through a link. The
+# refusal says what was found: the file system did not make the directory
+# as asked, or someone renamed it.
 h_mkstage() {
 	if ! h_e=$(umask 077 && mkdir "$h_stage" 2>&1); then
 		h_say ERROR mkdir "$(h_oneline "$h_e")"
@@ -188,7 +193,9 @@ h_mkstage() {
 	fi
 	h_newstage && return 0
 	h_e="left as it is"
-	if cd / && rmdir -- "$h_stage" 2>/dev/null; then h_e="removed"; fi
+	# shellcheck disable=SC3013 # test -ef, as in h_enter
+	if [ -n "$h_sm" ] && [ "$h_lu" = "$h_uid" ] && [ . -ef "../${h_stage##*/}" ] &&
+		cd .. && rmdir "./${h_stage##*/}" 2>/dev/null; then h_e="removed"; fi
 	h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok"), just made by this push, was not an empty directory of the login's that only it may enter when the push entered it ($(h_oneline "${h_sm:-not a directory in $h_storedir}")): either the file system there does not keep the owner and mode a directory is made with, or someone who may write $h_storedir renamed it; nothing was written in it, and it was $h_e: push again, and if it happens again, look at how $h_storedir is mounted and who may write it"
 	return 1
 }
@@ -251,21 +258,28 @@ h_resume() {
 			return 2
 		fi
 		h_sz=$(wc -c <artifact.tar 2>/dev/null)
-		h_sz=${h_sz##* }
-		case $h_sz in '' | *[!0-9]*) h_sz=0 ;; esac
-		# Where the bytes stop being whole: as a stopped client said, or
-		# the length less the window.
 		h_rc=
 		{ read -r h_rc <./cut; } 2>/dev/null
-		case $h_rc in '' | *[!0-9]*) h_rc=$((h_sz - h_rw)) ;; esac
-		[ "$h_rc" -le "$h_sz" ] || h_rc=$h_sz
-		h_roff=$((h_rc / 65536 * 65536))
-		[ "$h_roff" -gt 0 ] || h_roff=0
+		# Where the bytes stop being whole: as a stopped client said, or
+		# the length less the window; never past the length. The offset
+		# is that, in whole 64 KiB blocks ("OFFSET BLOCKS"). In awk: an
+		# archive passes 2 GiB, beyond the 32 bits some shells count in
+		# (mksh).
+		h_roff=$(awk -v z="$h_sz" -v w="$h_rw" -v c="$h_rc" 'BEGIN {
+			z += 0
+			if (c !~ /^[0-9]+$/) c = z - w
+			if (c + 0 > z) c = z
+			b = int(c / 65536)
+			if (b < 0) b = 0
+			printf "%.0f %.0f\n", b * 65536, b
+		}')
+		case $h_roff in *[0-9]" "[0-9]*) ;; *) h_roff="0 0" ;; esac
+		h_rblocks=${h_roff#* } h_roff=${h_roff% *}
 		rm -f "taken-$h_stok" cut
 		# The bytes before the offset go into a new file: the push that was
 		# cut may only be stalled, and write on through what it holds open
 		# (the old file, gone once the new one takes its name).
-		if ! dd if=artifact.tar of=artifact.new bs=65536 count=$((h_roff / 65536)) 2>/dev/null ||
+		if ! dd if=artifact.tar of=artifact.new bs=65536 count="$h_rblocks" 2>/dev/null ||
 			! mv -f artifact.new artifact.tar; then
 			h_unstage
 			return 1
@@ -408,19 +422,22 @@ h_collides() {
 	return 1
 }
 
-# h_room DIR BYTES: DIR's filesystem has BYTES free (df, in KiB), or the host
-# cannot tell (then the write itself reports a full disk). Says ERROR space
-# NEED FREE, in KiB, when it has not.
+# h_room DIR TIMES PER: DIR's filesystem has room (df, in KiB) for TIMES
+# times the runtime's size (h_size), PER bytes for each of its entries
+# (h_entries) and 1 MiB more, or the host cannot tell (then the write
+# itself reports a full disk). Says ERROR space NEED FREE, in KiB, when it
+# has not. awk sums and compares: sizes pass 2 GiB, and free space 2 TiB,
+# beyond the 32 bits some shells count in (mksh), where the sum would turn
+# negative and every check pass.
 h_room() {
-	h_need=$((($2 + 1023) / 1024 + 1024))
-	h_free=$(df -Pk "$1" 2>/dev/null | {
-		read -r _
-		read -r _ _ _ h_av _
-		printf '%s' "$h_av"
-	})
-	case $h_free in '' | *[!0-9]*) return 0 ;; esac
-	[ "$h_free" -lt "$h_need" ] || return 0
-	h_say ERROR space "$h_need" "$h_free"
+	h_need=$(df -Pk "$1" 2>/dev/null | awk -v s="$h_size" -v n="$h_entries" -v x="$2" -v e="$3" '
+		NR == 2 { f = $4 }
+		END {
+			need = int((x * s + n * e + 1023) / 1024) + 1024
+			if (f ~ /^[0-9]+$/ && f + 0 < need) printf "%.0f %s\n", need, f
+		}')
+	case $h_need in *[0-9]" "[0-9]*) ;; *) return 0 ;; esac
+	h_say ERROR space "${h_need% *}" "${h_need#* }"
 	return 1
 }
 
@@ -465,7 +482,7 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
-	if ! h_room . $((h_size + h_entries * 4096)); then
+	if ! h_room . 1 4096; then
 		h_unstage
 		return
 	fi
@@ -549,7 +566,10 @@ h_promote() {
 	# The mark is written in the stage, where nobody else can put a link
 	# to write through, and renamed into .meta (never into a directory at
 	# its name, as the tree below).
-	h_order
+	if ! h_order; then
+		h_say ERROR promote "$(h_oneline "$h_lasterr")"
+		return 1
+	fi
 	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
 		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\norder=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" "$h_ord" >"$h_ud/mark" ||
 		! h_movein "$h_ud/mark" "$h_store/.meta/$h_id"; then

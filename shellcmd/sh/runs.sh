@@ -167,13 +167,18 @@ h_skip() {
 		# shellcheck disable=SC3013 # test -ef: in dash, bash, busybox, mksh, ksh and BSD sh
 		if [ -e "/dev/fd/$1" ] && ! [ "$h_scr/$2" -ef "/dev/fd/$1" ]; then h_kept=$h_whole; fi
 		case $h_whole:$h_kept in *[!0-9:\ ]*) h_whole=0 h_kept=0 ;; esac
-		h_off=$((h_off - (h_whole - h_kept)))
-		if [ "$h_off" -lt 0 ]; then
-			h_say CUT "$2" $((-h_off))
+		# In awk: outputs pass 2 GiB, beyond the 32 bits some shells
+		# count in (mksh).
+		h_off=$(awk -v o="$h_off" -v w="$h_whole" -v k="$h_kept" 'BEGIN { printf "%.0f\n", o - (w - k) }')
+		case $h_off in
+		-*)
+			h_say CUT "$2" "${h_off#-}"
 			h_off=0
-		fi
+			;;
+		esac
 	fi
-	[ "$h_off" -gt 0 ] || return 0
+	# Digits, compared as text (a number of them may pass 32 bits).
+	case $h_off in '' | *[!0-9]* | 0) return 0 ;; esac
 	eval "dd bs=1 skip=\$h_off count=0 <&$1 2>/dev/null"
 }
 
@@ -183,9 +188,12 @@ h_skip() {
 # the file's size equal to its whole size, and reads it right either way.
 h_trim() {
 	h_co=$(wc -c 2>/dev/null <"$1/out") h_ce=$(wc -c 2>/dev/null <"$1/err")
-	case $h_co:$h_ce in *[!0-9:\ ]* | :* | *:) return 0 ;; esac
-	[ "$h_co" -gt 65536 ] || [ "$h_ce" -gt 65536 ] || return 0
-	(umask 077 && echo "$((h_co)) $((h_ce))" >"$1/cut.t" && mv "$1/cut.t" "$1/cut") || return 0
+	h_co=${h_co##* } h_ce=${h_ce##* }
+	case $h_co:$h_ce in *[!0-9:]* | :* | *:) return 0 ;; esac
+	# More than five digits is more than 64 KiB: sizes that pass 32 bits
+	# are never compared as numbers (mksh counts in 32 bits).
+	[ "${#h_co}" -gt 5 ] || [ "$h_co" -gt 65536 ] || [ "${#h_ce}" -gt 5 ] || [ "$h_ce" -gt 65536 ] || return 0
+	(umask 077 && echo "$h_co $h_ce" >"$1/cut.t" && mv "$1/cut.t" "$1/cut") || return 0
 	for h_f in out err; do
 		(umask 077 && tail -c 65536 "$1/$h_f" >"$1/$h_f.t" && mv "$1/$h_f.t" "$1/$h_f") 2>/dev/null
 	done

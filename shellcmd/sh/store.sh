@@ -85,13 +85,37 @@ h_meta() {
 	fi
 }
 
+# h_byorder: h_all, the runtimes with hoist's mark, newest first: an
+# "order id" line each (h_meta). Marks whose orders tie (those of an
+# earlier version, promoted in one second: h_order gives no two the same)
+# go by id, byte by byte, the smaller first. list and gc both take this
+# order, so the newest runtime of a name, which a name as a reference
+# means, is the one gc keeps as the newest. A mark whose runtime is missing
+# is listed too (gc sweeps it; list passes over it).
+h_byorder() {
+	set +f
+	h_all=$(for h_mf in "$h_store"/.meta/*; do
+		h_i=${h_mf##*/}
+		{ [ -f "$h_mf" ] && h_isid "$h_i"; } || continue
+		[ -e "$h_store/$h_i" ] || [ -L "$h_store/$h_i" ] || continue
+		h_meta "$h_i"
+		printf '%s %s\n' "${h_mord:-0}" "$h_i"
+	done | LC_ALL=C sort -k1,1nr -k2,2)
+	set -f
+}
+
 # h_order: under the lock, the place of the promotion being made in the
 # order of the store's promotions, which list and gc go by (newest
 # highest): the time the lock was taken in milliseconds, or one more than
 # the highest place any mark has, whichever is larger. So promotions in
 # one second, or after the clock was set back, still come in the order
 # they were made; a mark of an earlier version, which has no place,
-# counts as its promotion time. At most 15 digits are read from a mark.
+# counts as its promotion time. A place has at most 15 digits, here as in
+# h_meta: a longer one is not read, and none is given. A mark already at
+# the widest place (999999999999999, far beyond any clock: forged, or
+# broken) leaves no place after it, and the promotion is refused, naming
+# it (h_lasterr), rather than given a place h_meta would read as its
+# promotion time, which would keep that mark the newest for good.
 h_order() {
 	set +f
 	set --
@@ -100,12 +124,26 @@ h_order() {
 	done
 	set -f
 	h_ord=$(awk -F= -v now="${h_since:-$(date +%s)}" '
-		function fin() { v = (o != "") ? o : w; if (v + 0 > m) m = v + 0 }
-		FNR == 1 { if (NR > 1) fin(); o = ""; w = 0 }
+		function fin() { v = (o != "") ? o : w; if (v + 0 > m) { m = v + 0; mf = f } }
+		FNR == 1 { if (NR > 1) fin(); o = ""; w = 0; f = FILENAME }
 		$1 == "order" && $2 ~ /^[0-9]+$/ && length($2) <= 15 { o = $2 }
 		$1 == "promoted" && $2 ~ /^[0-9]+$/ && length($2) <= 12 { w = $2 * 1000 }
-		END { if (NR > 0) fin(); n = now * 1000; if (m + 1 > n) n = m + 1; printf "%.0f\n", n }' "$@" </dev/null 2>/dev/null)
-	case $h_ord in '' | *[!0-9]*) h_ord=$((${h_since:-$(date +%s)} * 1000)) ;; esac
+		END {
+			if (NR > 0) fin()
+			n = now * 1000; if (m + 1 > n) n = m + 1
+			if (n > 999999999999999) { printf "full %s\n", mf; exit }
+			printf "%.0f\n", n
+		}' "$@" </dev/null 2>/dev/null)
+	case $h_ord in
+	"full "*)
+		h_mf=${h_ord#full } h_ord=
+		h_lasterr="$h_storedir/.meta/${h_mf##*/} records order=999999999999999, the last place a promotion can have (15 digits): no promotion can come after it; remove that line from the mark (or the mark, if hoist did not write it) and push again"
+		return 1
+		;;
+	# The lock's time in milliseconds, by concatenation: times a thousand
+	# it passes 32 bits, which is all some shells count in (mksh).
+	'' | *[!0-9]*) h_ord=${h_since:-$(date +%s)}000 ;;
+	esac
 }
 
 # h_present ID [DIGEST]: ID is promoted: a real directory with its mark. With

@@ -33,6 +33,13 @@ func (r *Result) Head() *Result { return r }
 // Object is one line of --json output: a type of this package.
 type Object interface{ Head() *Result }
 
+// Unreached is a target that a signal stopped before it was reached
+// (connecting, or waiting for its turn): nothing was done there.
+type Unreached struct {
+	Result
+	Interrupted bool `json:"interrupted"`
+}
+
 // LockStatus is hoist lock status.
 type LockStatus struct {
 	Result
