@@ -91,19 +91,19 @@ func (l *Lock) Err(r *remote.Reply, op string) error {
 	acquired, released, mine := false, false, l.Hold
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Acquired:
+		case shellcmd.VerbAcquired:
 			acquired, mine = true, v.Field(0)
-		case shellcmd.Released, shellcmd.Kept:
+		case shellcmd.VerbReleased, shellcmd.VerbKept:
 			released = true
-		case shellcmd.Busy:
+		case shellcmd.VerbBusy:
 			return &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-		case shellcmd.Abandoned:
+		case shellcmd.VerbAbandoned:
 			return ErrAbandoned
-		case shellcmd.NoStore:
+		case shellcmd.VerbNoStore:
 			return ErrNoStore
-		case shellcmd.Lost:
+		case shellcmd.VerbLost:
 			return l.lostUnder(v.Field(0), mine, acquired)
-		case shellcmd.Error:
+		case shellcmd.VerbError:
 			return hostError(v)
 		}
 	}

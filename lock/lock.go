@@ -138,11 +138,11 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	var s State
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		s = State{}
-	case shellcmd.Free:
+	case shellcmd.VerbFree:
 		s = State{Store: true}
-	case shellcmd.Lock:
+	case shellcmd.VerbLock:
 		s = l.state(v.Field(0), v.Field(1), v.Field(3))
 		s.Proc = v.Field(2)
 	default:
@@ -150,7 +150,7 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	}
 	s.Host = l.host.Facts()
 	for _, d := range r.Verdicts {
-		if d.Verb == shellcmd.Debris {
+		if d.Verb == shellcmd.VerbDebris {
 			s.Debris = append(s.Debris, d.Field(0))
 		}
 	}
@@ -183,7 +183,7 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	var confirmErr error
 	r, err := l.waiting(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpAcquire, p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
 		switch v.Verb {
-		case shellcmd.Acquired:
+		case shellcmd.VerbAcquired:
 			if v.Field(0) != p.Token {
 				break
 			}
@@ -195,7 +195,7 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 			}
 			acked = true
 			ctl.send("ack")
-		case shellcmd.Stolen:
+		case shellcmd.VerbStolen:
 			s := l.state(v.Field(1), v.Field(0), v.Field(2))
 			held.Stolen = &s
 		}
@@ -211,15 +211,15 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Holding:
+	case shellcmd.VerbHolding:
 		if v.Field(0) == p.Token {
 			return held, nil
 		}
-	case shellcmd.Busy:
+	case shellcmd.VerbBusy:
 		return nil, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		return nil, ErrNoStore
-	case shellcmd.Abandoned:
+	case shellcmd.VerbAbandoned:
 		return nil, ErrAbandoned
 	}
 	return nil, l.failure("acquire", r)
@@ -239,14 +239,14 @@ func (l *Lock) Refresh(ctx context.Context, token string) (time.Duration, error)
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Refreshed:
+	case shellcmd.VerbRefreshed:
 		n, _ := strconv.Atoi(v.Field(0))
 		return time.Duration(n) * time.Second, nil
-	case shellcmd.Lost:
+	case shellcmd.VerbLost:
 		return 0, l.lostAs(v.Field(0), token)
-	case shellcmd.NotHeld:
+	case shellcmd.VerbNotHeld:
 		return 0, ErrNotHeld
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		return 0, ErrNoStore
 	}
 	return 0, l.failure("refresh", r)
@@ -267,11 +267,11 @@ func (l *Lock) Release(ctx context.Context, token string) error {
 
 func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 	switch v.Verb {
-	case shellcmd.Released, shellcmd.Kept:
+	case shellcmd.VerbReleased, shellcmd.VerbKept:
 		return nil
-	case shellcmd.Lost:
+	case shellcmd.VerbLost:
 		return l.lost(v.Field(0))
-	case shellcmd.NotHeld:
+	case shellcmd.VerbNotHeld:
 		return ErrNotHeld
 	}
 	return l.failure("release", r)
@@ -292,15 +292,15 @@ func (l *Lock) Break(ctx context.Context, force bool, token string) (State, erro
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Broken:
+	case shellcmd.VerbBroken:
 		return l.state(v.Field(1), v.Field(0), v.Field(2)), nil
-	case shellcmd.NotStale:
+	case shellcmd.VerbNotStale:
 		return l.state(v.Field(0), "-", v.Field(1)), ErrNotStealable
-	case shellcmd.NotOwner:
+	case shellcmd.VerbNotOwner:
 		return l.state(v.Field(0), "-", v.Field(1)), ErrNotOwner
-	case shellcmd.Free:
+	case shellcmd.VerbFree:
 		return State{Store: true}, ErrNotHeld
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		return State{}, ErrNoStore
 	}
 	return State{}, l.failure("break", r)
@@ -313,15 +313,15 @@ func (l *Lock) state(age, why, raw string) State {
 // progress turns the verdicts common to waiting fragments into events.
 func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 	switch v.Verb {
-	case shellcmd.Held:
+	case shellcmd.VerbHeld:
 		if ev.Waiting != nil {
 			ev.Waiting(l.state(v.Field(0), "-", v.Field(1)))
 		}
-	case shellcmd.Stolen:
+	case shellcmd.VerbStolen:
 		if ev.Stole != nil {
 			ev.Stole(l.state(v.Field(1), v.Field(0), v.Field(2)))
 		}
-	case shellcmd.Acquired:
+	case shellcmd.VerbAcquired:
 		if ev.Acquired != nil {
 			ev.Acquired(v.Field(0))
 		}
@@ -333,7 +333,7 @@ func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 // is never read as success.
 func (l *Lock) failure(op string, r *remote.Reply) error {
 	v := r.Last()
-	if v.Verb == shellcmd.Error {
+	if v.Verb == shellcmd.VerbError {
 		return hostError(v)
 	}
 	if v.Verb == "" {

@@ -30,7 +30,7 @@ func (l *Lock) Place(ctx context.Context) (p Place, ok bool, err error) {
 	if err != nil {
 		return p, false, err
 	}
-	if v := r.Last(); v.Verb != shellcmd.RootVerb {
+	if v := r.Last(); v.Verb != shellcmd.VerbRoot {
 		return p, false, l.failure("root", r)
 	}
 	f := l.host.Facts()

@@ -109,30 +109,30 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		Stderr:   errw,
 	}, opts.Events, opts.Stop, func(v shellcmd.Verdict, _ *control) {
 		switch v.Verb {
-		case shellcmd.Acquired:
+		case shellcmd.VerbAcquired:
 			acquired = true
-		case shellcmd.Stolen:
+		case shellcmd.VerbStolen:
 			s := l.state(v.Field(1), v.Field(0), v.Field(2))
 			res.Stolen = &s
-		case shellcmd.Started:
+		case shellcmd.VerbStarted:
 			res.Started = true
 			if opts.Events.Started != nil {
 				opts.Events.Started()
 			}
-		case shellcmd.Released, shellcmd.Kept:
+		case shellcmd.VerbReleased, shellcmd.VerbKept:
 			res.released = true
-		case shellcmd.Fenced:
+		case shellcmd.VerbFenced:
 			res.Fenced = true
-		case shellcmd.Error:
+		case shellcmd.VerbError:
 			if res.Exited || res.Started {
 				res.ReleaseErr = hostError(v)
 			}
-		case shellcmd.Lost:
+		case shellcmd.VerbLost:
 			res.Lost = l.lostAs(v.Field(0), p.Token)
-		case shellcmd.NotHeld:
+		case shellcmd.VerbNotHeld:
 			// Nothing to release: someone removed the lock meanwhile.
 			res.Lost = l.lostAs("-", p.Token)
-		case shellcmd.Exit:
+		case shellcmd.VerbExit:
 			res.Status, _ = strconv.Atoi(v.Field(0))
 			res.Exited = true
 		}
@@ -163,11 +163,11 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Busy:
+	case shellcmd.VerbBusy:
 		return res, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-	case shellcmd.Abandoned:
+	case shellcmd.VerbAbandoned:
 		return res, ErrAbandoned
-	case shellcmd.Lost:
+	case shellcmd.VerbLost:
 		err := l.lostUnder(v.Field(0), p.Token, acquired)
 		var nh *NotHolderError
 		if errors.As(err, &nh) {

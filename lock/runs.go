@@ -57,12 +57,12 @@ func (l *Lock) Runs(ctx context.Context) ([]RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Last().Verb != shellcmd.Listed {
+	if r.Last().Verb != shellcmd.VerbListed {
 		return nil, l.failure("runs", r)
 	}
 	var out []RunRecord
 	for _, v := range r.Verdicts {
-		if v.Verb == shellcmd.RunLine {
+		if v.Verb == shellcmd.VerbRun {
 			out = append(out, runRecord(v.Field(0), v.Field(1), v.Field(2), v.Field(3), v.Field(4), v.Field(5)))
 		}
 	}
@@ -84,7 +84,7 @@ func (l *Lock) Logs(ctx context.Context, id string, opts LogOptions) (RunRecord,
 		Stdout:   orDiscard(opts.Stdout),
 		Stderr:   orDiscard(opts.Stderr),
 	}, Events{}, opts.Stop, func(v shellcmd.Verdict, _ *control) {
-		if v.Verb == shellcmd.Cut && opts.Cut != nil {
+		if v.Verb == shellcmd.VerbCut && opts.Cut != nil {
 			n, _ := strconv.ParseInt(v.Field(1), 10, 64)
 			opts.Cut(v.Field(0), n)
 		}
@@ -94,9 +94,9 @@ func (l *Lock) Logs(ctx context.Context, id string, opts LogOptions) (RunRecord,
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.RunState:
+	case shellcmd.VerbRunState:
 		return runRecord(id, v.Field(0), v.Field(1), v.Field(2), v.Field(3), v.Field(4)), nil
-	case shellcmd.NoRun:
+	case shellcmd.VerbNoRun:
 		return rec, ErrNoRun
 	}
 	return rec, l.failure("logs", r)

@@ -117,10 +117,10 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 			return
 		}
 		switch v.Verb {
-		case shellcmd.Loaded:
+		case shellcmd.VerbLoaded:
 			in.loaded()
 			return
-		case shellcmd.FactsVerb:
+		case shellcmd.VerbFacts:
 			h.cacheFacts(v)
 			return
 		}

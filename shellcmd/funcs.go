@@ -166,7 +166,7 @@ func said(fns []string) (verbs []Verb, errCodes []string) {
 			if !slices.Contains(verbs, Verb(m[1])) {
 				verbs = append(verbs, Verb(m[1]))
 			}
-			if m[1] == string(Error) && !slices.Contains(errCodes, m[2]) {
+			if m[1] == string(VerbError) && !slices.Contains(errCodes, m[2]) {
 				errCodes = append(errCodes, m[2])
 			}
 		}

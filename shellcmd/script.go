@@ -213,7 +213,7 @@ func (fr Fragment) Script(marker string, f *Facts) string {
 	var b strings.Builder
 	b.WriteString(prelude(marker, f))
 	b.WriteString(fr.Defs)
-	b.WriteString("h_say " + string(Loaded) + "\n")
+	b.WriteString("h_say " + string(VerbLoaded) + "\n")
 	if f == nil {
 		b.WriteString(lib.probe) // facts.sh: says FACTS
 	}

@@ -49,7 +49,7 @@ func TestOpsTableMatchesTheShellCode(t *testing.T) {
 		verbs, errCodes := said(op.Functions())
 		declared := append(slices.Clone(op.Sends), op.Ends...)
 		for _, v := range verbs {
-			if v != Loaded && !slices.Contains(declared, v) {
+			if v != VerbLoaded && !slices.Contains(declared, v) {
 				t.Errorf("%s: the shell says %s, which the table does not list", op.Name, v)
 			}
 		}

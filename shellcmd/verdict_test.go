@@ -26,6 +26,8 @@ func TestParseVerdict(t *testing.T) {
 		{in: "FACTS m:h b 4026531836 1 gnu 0.1 1000 /home/a b", verb: "FACTS", fields: []string{"m:h", "b", "4026531836", "1", "gnu", "0.1", "1000", "/home/a b"}},
 		{in: "ERROR mkdir no space", verb: "ERROR", fields: []string{"mkdir", "no space"}},
 		{in: "ERROR changed", verb: "ERROR", fields: []string{"changed"}},
+		{in: "ERROR release ", verb: "ERROR", fields: []string{"release"}},
+		{in: "ERROR  text", bad: true},
 		{in: "ERROR", bad: true},
 		{in: "ACQUIRED", bad: true},
 		{in: "RELEASED", verb: "RELEASED"},

@@ -47,18 +47,18 @@ func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (
 	res := &GCResult{DryRun: dryRun}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Keep:
+		case shellcmd.VerbKeep:
 			// The name is the last field, percent-encoded (h_pct).
 			res.Kept = append(res.Kept, Kept{ID: shellcmd.Unpct(v.Field(1)), Why: v.Field(0)})
-		case shellcmd.Delete:
+		case shellcmd.VerbDelete:
 			if v.Field(1) == "failed" {
 				res.Failed = append(res.Failed, v.Field(0))
 			} else {
 				res.Deleted = append(res.Deleted, v.Field(0))
 			}
-		case shellcmd.Sweep:
+		case shellcmd.VerbSweep:
 			res.Swept = append(res.Swept, v.Field(0))
-		case shellcmd.NoProc:
+		case shellcmd.VerbNoProc:
 			return res, ErrNoProcessCheck
 		}
 	}

@@ -43,7 +43,7 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	}
 	var out []Runtime
 	for _, v := range r.Verdicts {
-		if v.Verb != shellcmd.Runtime {
+		if v.Verb != shellcmd.VerbRuntime {
 			continue
 		}
 		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
@@ -64,14 +64,14 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 		out = append(out, rt)
 	}
 	switch r.Last().Verb {
-	case shellcmd.Listed, shellcmd.NoStore:
+	case shellcmd.VerbListed, shellcmd.VerbNoStore:
 		sort.SliceStable(out, func(i, j int) bool {
 			if out[i].order != out[j].order {
 				return out[i].order > out[j].order
 			}
 			return out[i].ID < out[j].ID
 		})
-		return out, r.Last().Verb == shellcmd.NoStore, nil
+		return out, r.Last().Verb == shellcmd.VerbNoStore, nil
 	}
 	return nil, false, s.err(r, "list")
 }
@@ -121,16 +121,16 @@ func (s *Store) switchTo(ctx context.Context, fr shellcmd.Fragment, ev lock.Even
 	var sw *Switch
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Activated:
+		case shellcmd.VerbActivated:
 			sw = &Switch{Current: v.Field(0)}
 			if prev := v.Field(1); prev != "-" {
 				sw.Previous = prev
 			}
-		case shellcmd.NotFound:
+		case shellcmd.VerbNotFound:
 			return nil, ErrNotFound
-		case shellcmd.NoPrevious:
+		case shellcmd.VerbNoPrevious:
 			return nil, ErrNoPrevious
-		case shellcmd.NoStore:
+		case shellcmd.VerbNoStore:
 			return nil, ErrNoStore
 		}
 	}
@@ -158,11 +158,11 @@ func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Durati
 	done := false
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.NotFound:
+		case shellcmd.VerbNotFound:
 			return ErrNotFound
-		case shellcmd.NoStore:
+		case shellcmd.VerbNoStore:
 			return ErrNoStore
-		case shellcmd.Pinned, shellcmd.Unpinned:
+		case shellcmd.VerbPinned, shellcmd.VerbUnpinned:
 			done = true
 		}
 	}

@@ -107,7 +107,7 @@ func (s *Store) History(ctx context.Context) ([]Switched, error) {
 	}
 	var out []Switched
 	for _, v := range r.Verdicts {
-		if v.Verb != shellcmd.History {
+		if v.Verb != shellcmd.VerbHistory {
 			continue
 		}
 		when, _ := strconv.ParseInt(v.Field(0), 10, 64)
@@ -120,7 +120,7 @@ func (s *Store) History(ctx context.Context) ([]Switched, error) {
 		out = append(out, h)
 	}
 	switch r.Last().Verb {
-	case shellcmd.Listed, shellcmd.NoStore:
+	case shellcmd.VerbListed, shellcmd.VerbNoStore:
 		return out, nil
 	}
 	return nil, s.err(r, "history")

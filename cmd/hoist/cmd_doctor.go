@@ -418,28 +418,28 @@ func hostChecks(ctx context.Context, l *lock.Lock) ([]check, map[string]any) {
 	if r != nil {
 		for _, v := range r.Verdicts {
 			switch v.Verb {
-			case shellcmd.Check:
+			case shellcmd.VerbCheck:
 				checks = append(checks, check{Name: v.Field(0), Status: v.Field(1), Value: v.Field(2), Detail: v.Field(3)})
-			case shellcmd.NoStore:
+			case shellcmd.VerbNoStore:
 				checks = append(checks, check{Name: "lock", Status: checkOK, Value: "nostore", Detail: "free: there is no store yet"})
 				lockJSON = stateJSON(lock.State{})
-			case shellcmd.Free:
+			case shellcmd.VerbFree:
 				checks = append(checks, check{Name: "lock", Status: checkOK, Value: "free", Detail: "free"})
 				lockJSON = stateJSON(lock.State{Store: true})
-			case shellcmd.Lock:
+			case shellcmd.VerbLock:
 				s := lockState(v, l)
 				checks = append(checks, lockCheck(s))
 				lockJSON = stateJSON(s)
-			case shellcmd.Debris:
+			case shellcmd.VerbDebris:
 				p := v.Field(0)
 				debris = append(debris, check{Name: "debris", Status: checkWarn, Value: p,
 					Detail: p + " was left by an earlier hoist and nothing uses it", Fix: "remove it (rm -r " + p + ")"})
-			case shellcmd.Error:
+			case shellcmd.VerbError:
 				if v.Field(0) == "lockpath" {
 					why, path, _ := strings.Cut(v.Field(1), " ")
 					checks = append(checks, check{Name: "lock", Status: checkFail, Value: why, Detail: why + " " + path})
 				}
-			case shellcmd.Doctor:
+			case shellcmd.VerbDoctor:
 				done = true
 			}
 		}

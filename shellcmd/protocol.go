@@ -1,0 +1,145 @@
+package shellcmd
+
+// Verb is the first word of a protocol line.
+type Verb string
+
+// The verbs of the protocol. Each is one row of [protocol]: its fields and
+// what it means; which operation may send it is [Ops]' ([Op.Allows]).
+const (
+	VerbLoaded    Verb = "LOADED"
+	VerbFacts     Verb = "FACTS"
+	VerbNoStore   Verb = "NOSTORE"
+	VerbFree      Verb = "FREE"
+	VerbLock      Verb = "LOCK"
+	VerbDebris    Verb = "DEBRIS"
+	VerbHeld      Verb = "HELD"
+	VerbStolen    Verb = "STOLEN"
+	VerbBusy      Verb = "BUSY"
+	VerbAcquired  Verb = "ACQUIRED"
+	VerbHolding   Verb = "HOLDING"
+	VerbAbandoned Verb = "ABANDONED"
+	VerbStarted   Verb = "STARTED"
+	VerbReleased  Verb = "RELEASED"
+	VerbKept      Verb = "KEPT"
+	VerbFenced    Verb = "FENCED"
+	VerbRefreshed Verb = "REFRESHED"
+	VerbRun       Verb = "RUN"
+	VerbRunState  Verb = "RUNSTATE"
+	VerbCut       Verb = "CUT"
+	VerbNoRun     Verb = "NORUN"
+	VerbCheck     Verb = "CHECK"
+	VerbDoctor    Verb = "DOCTOR"
+	VerbRoot      Verb = "ROOT"
+	VerbLost      Verb = "LOST"
+	VerbNotHeld   Verb = "NOTHELD"
+	VerbExit      Verb = "EXIT"
+	VerbBroken    Verb = "BROKEN"
+	VerbNotStale  Verb = "NOTSTALE"
+	VerbNotOwner  Verb = "NOTOWNER"
+	VerbError     Verb = "ERROR"
+	// The store's.
+	VerbPresent    Verb = "PRESENT"
+	VerbStage      Verb = "STAGE"
+	VerbPromoted   Verb = "PROMOTED"
+	VerbActivated  Verb = "ACTIVATED"
+	VerbCorrupt    Verb = "CORRUPT"
+	VerbDropped    Verb = "DROPPED"
+	VerbHave       Verb = "HAVE"
+	VerbResume     Verb = "RESUME"
+	VerbResumable  Verb = "RESUMABLE"
+	VerbRuntime    Verb = "RT"
+	VerbHistory    Verb = "HIST"
+	VerbListed     Verb = "LISTED"
+	VerbNotFound   Verb = "NOTFOUND"
+	VerbNoPrevious Verb = "NOPREVIOUS"
+	VerbPinned     Verb = "PINNED"
+	VerbUnpinned   Verb = "UNPINNED"
+	VerbKeep       Verb = "KEEP"
+	VerbDelete     Verb = "DELETE"
+	VerbSweep      Verb = "SWEEP"
+	VerbNoProc     Verb = "NOPROC"
+)
+
+// verbSpec is one reply verb: its fields, by name and in order, and what it
+// means. The last field takes the rest of the line (a record, a path, a
+// name: it may hold spaces). docs/protocol.md (the lock's verbs) and
+// docs/store.md (the store's) list the same rows, and a test holds them and
+// the shell's h_say calls to this table.
+type verbSpec struct {
+	verb   Verb
+	fields []string
+	// lastOptional: the last field may be absent (ERROR's text).
+	lastOptional bool
+	store        bool // a store verb, listed in docs/store.md
+	doc          string
+}
+
+// protocol is every reply verb; ParseVerdict accepts exactly these, each
+// with its field count. Who may send each is in [Ops].
+var protocol = []verbSpec{
+	{verb: VerbLoaded, doc: "the host read the whole fragment (first line of every command)"},
+	{verb: VerbFacts, fields: []string{"mach", "boot", "pidns", "init", "stat", "nap", "uid", "home"}, doc: "host facts (first command of a connection)"},
+	{verb: VerbNoStore, doc: "no store; nothing was created"},
+	{verb: VerbFree, doc: "no lock"},
+	{verb: VerbLock, fields: []string{"age", "why", "proc", "record"}, doc: "status of a held lock"},
+	{verb: VerbDebris, fields: []string{"path"}, doc: "status: something an earlier version left that should be removed"},
+	{verb: VerbHeld, fields: []string{"age", "record"}, doc: "waiting behind this holder (once per holder)"},
+	{verb: VerbStolen, fields: []string{"why", "age", "record"}, doc: "took this lock: a rule let anyone take it"},
+	{verb: VerbBusy, fields: []string{"age", "record"}, doc: "still held when the wait ended"},
+	{verb: VerbAcquired, fields: []string{"token"}, doc: "the host holds the lock for this command"},
+	{verb: VerbHolding, fields: []string{"token"}, doc: "a manual hold is kept"},
+	{verb: VerbAbandoned, doc: "the client left or asked to stop before anything ran"},
+	{verb: VerbStarted, doc: "the command runs"},
+	{verb: VerbReleased, doc: "released, owner-checked"},
+	{verb: VerbKept, fields: []string{"token"}, doc: "a command under a manual hold leaves it held"},
+	{verb: VerbFenced, doc: "the lease was lost while the run's command ran: it was stopped"},
+	{verb: VerbRefreshed, fields: []string{"lease"}, doc: "a manual hold's lease was renewed"},
+	{verb: VerbRun, fields: []string{"id", "start", "end", "status", "who", "cmd"}, doc: "runs: one run record"},
+	{verb: VerbRunState, fields: []string{"start", "end", "status", "who", "cmd"}, doc: "logs: the run's record, last"},
+	{verb: VerbCut, fields: []string{"stream", "bytes"}, doc: "logs: output a finished run no longer keeps"},
+	{verb: VerbNoRun, fields: []string{"id"}, doc: "logs: no such run"},
+	{verb: VerbCheck, fields: []string{"name", "status", "value", "detail"}, doc: "doctor: one item of the checklist"},
+	{verb: VerbDoctor, doc: "doctor: the checklist is complete"},
+	{verb: VerbRoot, fields: []string{"path"}, doc: "root: where the store's root is on the host"},
+	{verb: VerbLost, fields: []string{"record"}, doc: "the lock is someone else's now; left alone"},
+	{verb: VerbNotHeld, doc: "nothing to release"},
+	{verb: VerbExit, fields: []string{"status"}, doc: "the command's exit status"},
+	{verb: VerbBroken, fields: []string{"why", "age", "record"}, doc: "break removed this lock"},
+	{verb: VerbNotStale, fields: []string{"age", "record"}, doc: "break refused: no rule lets anyone take the lock"},
+	{verb: VerbNotOwner, fields: []string{"age", "record"}, doc: "a forced break refused: the lock has another token"},
+	{verb: VerbError, fields: []string{"code", "text"}, lastOptional: true, doc: "the host could not do what was asked"},
+
+	{verb: VerbPresent, store: true, fields: []string{"id"}, doc: "the runtime is there with this digest; nothing to upload"},
+	{verb: VerbStage, store: true, fields: []string{"id", "share"}, doc: "the stage for the upload exists"},
+	{verb: VerbPromoted, store: true, fields: []string{"id"}, doc: "this push put the runtime in place"},
+	{verb: VerbActivated, store: true, fields: []string{"id", "previous"}, doc: "current points at id"},
+	{verb: VerbCorrupt, store: true, fields: []string{"sha256"}, doc: "the uploaded archive has another digest; the stage is gone"},
+	{verb: VerbDropped, store: true, doc: "a failed upload's stage is gone"},
+	{verb: VerbHave, store: true, fields: []string{"pool-name", "path"}, doc: "a file of the runtime is in the stage's pool"},
+	{verb: VerbResume, store: true, fields: []string{"id", "offset", "sha256"}, doc: "this push took over a cut upload of the runtime"},
+	{verb: VerbResumable, store: true, fields: []string{"id"}, doc: "a stopped upload's stage is kept for the next push"},
+	{verb: VerbRuntime, store: true, fields: []string{"id", "promoted", "size", "flags", "order", "name"}, doc: "one runtime in a list"},
+	{verb: VerbHistory, store: true, fields: []string{"when", "action", "from", "to", "who"}, doc: "one switch of current"},
+	{verb: VerbListed, store: true, doc: "the end of a list"},
+	{verb: VerbNotFound, store: true, fields: []string{"id"}, doc: "no runtime with this id"},
+	{verb: VerbNoPrevious, store: true, doc: "rollback has nowhere to go"},
+	{verb: VerbPinned, store: true, fields: []string{"id"}, doc: "the pin was added"},
+	{verb: VerbUnpinned, store: true, fields: []string{"id"}, doc: "the pin was removed"},
+	{verb: VerbKeep, store: true, fields: []string{"why", "name"}, doc: "gc keeps it"},
+	{verb: VerbDelete, store: true, fields: []string{"id", "state"}, doc: "gc's victim"},
+	{verb: VerbSweep, store: true, fields: []string{"path", "state"}, doc: "a leftover gc removes"},
+	{verb: VerbNoProc, store: true, doc: "gc cannot tell what processes use, and deletes nothing"},
+}
+
+// specs finds a verb's row.
+var specs = func() map[Verb]*verbSpec {
+	m := map[Verb]*verbSpec{}
+	for i := range protocol {
+		s := &protocol[i]
+		if _, dup := m[s.verb]; dup {
+			panic("shellcmd: verb " + string(s.verb) + " listed twice")
+		}
+		m[s.verb] = s
+	}
+	return m
+}()
