@@ -97,7 +97,8 @@ type HostError struct {
 
 // hostError reads an ERROR verdict.
 func hostError(v shellcmd.Verdict) *HostError {
-	return &HostError{Code: v.Field(0), Detail: v.Field(1)}
+	code, text := v.Failure()
+	return &HostError{Code: code, Detail: text}
 }
 
 // pathProblems says what each h_pathok problem means, and what to do.

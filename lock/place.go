@@ -37,9 +37,9 @@ func (l *Lock) Place(ctx context.Context) (p Place, ok bool, err error) {
 	if f == nil {
 		return p, false, nil
 	}
-	p = Place{Machine: f.Machine, BootID: f.BootID, PIDNS: f.PIDNS, UID: f.UID, Root: shellcmd.Unpct(r.Last().Field(0))}
+	p = Place{Machine: f.Machine, BootID: f.BootID, PIDNS: f.PIDNS, UID: f.UID, Root: r.Last().Path()}
 	for _, s := range []string{p.Machine, p.BootID, p.UID, p.Root} {
-		if s == "" || s == "-" {
+		if s == "" {
 			return p, false, nil
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +111,7 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		case shellcmd.VerbAcquired:
 			acquired = true
 		case shellcmd.VerbStolen:
-			s := l.state(v.Field(1), v.Field(0), v.Field(2))
+			s := l.state(v.Holder())
 			res.Stolen = &s
 		case shellcmd.VerbStarted:
 			res.Started = true
@@ -128,12 +127,12 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 				res.ReleaseErr = hostError(v)
 			}
 		case shellcmd.VerbLost:
-			res.Lost = l.lostAs(v.Field(0), p.Token)
+			res.Lost = l.lostAs(v.Holder(), p.Token)
 		case shellcmd.VerbNotHeld:
 			// Nothing to release: someone removed the lock meanwhile.
-			res.Lost = l.lostAs("-", p.Token)
+			res.Lost = l.lostAs(shellcmd.Holder{}, p.Token)
 		case shellcmd.VerbExit:
-			res.Status, _ = strconv.Atoi(v.Field(0))
+			res.Status = v.ExitStatus()
 			res.Exited = true
 		}
 	})
@@ -164,11 +163,11 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	v := r.Last()
 	switch v.Verb {
 	case shellcmd.VerbBusy:
-		return res, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
+		return res, &BusyError{Holder: l.state(v.Holder())}
 	case shellcmd.VerbAbandoned:
 		return res, ErrAbandoned
 	case shellcmd.VerbLost:
-		err := l.lostUnder(v.Field(0), p.Token, acquired)
+		err := l.lostUnder(v.Holder(), p.Token, acquired)
 		var nh *NotHolderError
 		if errors.As(err, &nh) {
 			res.Lost = nil // never had it, so not lost

@@ -66,27 +66,18 @@ func (s State) ExpiresIn() (d time.Duration, ok bool) {
 // boot; known is false when either side is unknown or the record is an
 // earlier version's.
 func (s State) BootMatch() (match, known bool) {
-	if !s.RecordOK || s.Record.Format != 2 || s.Record.BootID == "-" || s.Host == nil || s.Host.BootID == "-" {
+	if !s.RecordOK {
 		return false, false
 	}
-	return s.Record.BootID == s.Host.BootID, true
+	return s.Record.SameBoot(s.Host)
 }
 
-// stateFrom builds a State from a verdict's age, why and record fields.
-func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts) State {
-	s := State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: facts}
-	if n := shellcmd.Age(age); n >= 0 {
-		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
-	}
-	if why != "-" {
-		s.Why = why
-	}
-	if raw != "-" {
-		s.Raw = raw
-		s.Record, s.RecordOK = shellcmd.ParseRecord(raw)
-		if s.RecordOK {
-			s.Lease = s.Record.EffectiveLease(stale)
-		}
+// stateFrom is the State of the holder h a verdict names.
+func stateFrom(h shellcmd.Holder, stale time.Duration, facts *shellcmd.Facts) State {
+	s := State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: facts,
+		Age: h.Age, AgeKnown: h.AgeKnown, Why: h.Why, Proc: h.Proc, Raw: h.Raw, Record: h.Record, RecordOK: h.RecordOK}
+	if s.RecordOK {
+		s.Lease = s.Record.EffectiveLease(stale)
 	}
 	return s
 }
@@ -160,10 +151,10 @@ func (s State) bootReason() string {
 // NSMatch reports whether the record was written in the host's PID
 // namespace; known is false when either side is unknown.
 func (s State) NSMatch() (match, known bool) {
-	if !s.RecordOK || s.Record.Format != 2 || s.Record.PIDNS == "-" || s.Host == nil || s.Host.PIDNS == "-" {
+	if !s.RecordOK {
 		return false, false
 	}
-	return s.Record.PIDNS == s.Host.PIDNS, true
+	return s.Record.SamePIDNS(s.Host)
 }
 
 // Process says, for people, what the host found about the holder process

@@ -33,7 +33,7 @@ func TestShHistoryKeepsEveryCharacter(t *testing.T) {
 			if err != nil || v.Verb != VerbHistory {
 				t.Fatalf("%s: %q: %v", sh[0], r.said[0], err)
 			}
-			got := ParseClient(v.Fields[4], ",")
+			got := v.History().Who
 			if got.Who != want.Who || got.Version != want.Version || got.Command != want.Command {
 				t.Errorf("%s: history gave back\n who %q ver %q cmd %q\nwant who %q ver %q cmd %q",
 					sh[0], got.Who, got.Version, got.Command, want.Who, want.Version, want.Command)

@@ -10,10 +10,11 @@ import (
 // Verdict is one protocol line: a verb and its fields.
 type Verdict struct {
 	Verb Verb
-	// Fields are the space-separated fields after the verb. The last field
-	// of a verdict that ends with a record is the rest of the line. An
-	// ERROR's fields are its code and, when there is one, its text.
-	Fields []string
+	// fields are the space-separated fields after the verb, as [protocol]
+	// names them; the last is the rest of the line. An ERROR's are its
+	// code and, when there is one, its text. The readers (replies.go) read
+	// them by name.
+	fields []string
 }
 
 // ErrVerdict reports a protocol line that does not parse, or that the
@@ -37,15 +38,15 @@ func ParseVerdict(text string) (Verdict, error) {
 		}
 		return v, nil
 	}
-	v.Fields = strings.SplitN(rest, " ", n)
-	if spec.lastOptional && len(v.Fields) == n && v.Fields[n-1] == "" {
-		v.Fields = v.Fields[:n-1] // ERROR code, with no text
+	v.fields = strings.SplitN(rest, " ", n)
+	if spec.lastOptional && len(v.fields) == n && v.fields[n-1] == "" {
+		v.fields = v.fields[:n-1] // ERROR code, with no text
 	}
-	if len(v.Fields) != n && !(spec.lastOptional && len(v.Fields) == n-1) || hasEmpty(v.Fields) {
+	if len(v.fields) != n && !(spec.lastOptional && len(v.fields) == n-1) || hasEmpty(v.fields) {
 		return Verdict{}, fmt.Errorf("%w: %q", ErrVerdict, text)
 	}
 	if v.Verb == VerbExit {
-		if _, err := strconv.Atoi(v.Fields[0]); err != nil {
+		if _, err := strconv.Atoi(v.fields[0]); err != nil {
 			return Verdict{}, fmt.Errorf("%w: %q", ErrVerdict, text)
 		}
 	}
@@ -61,23 +62,6 @@ func hasEmpty(fs []string) bool {
 	return false
 }
 
-// Field returns field i, or "" when absent.
-func (v Verdict) Field(i int) string {
-	if i < len(v.Fields) {
-		return v.Fields[i]
-	}
-	return ""
-}
-
-// Age reads an age field: seconds, or -1 when the host could not tell ("-").
-func Age(field string) int64 {
-	n, err := strconv.ParseInt(field, 10, 64)
-	if err != nil || field == "-" {
-		return -1
-	}
-	return n
-}
-
 func (v Verdict) String() string {
-	return strings.TrimSpace(string(v.Verb) + " " + strings.Join(v.Fields, " "))
+	return strings.TrimSpace(string(v.Verb) + " " + strings.Join(v.fields, " "))
 }

@@ -42,13 +42,13 @@ func TestParseVerdict(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || string(v.Verb) != tc.verb || len(v.Fields) != len(tc.fields) {
+		if err != nil || string(v.Verb) != tc.verb || len(v.fields) != len(tc.fields) {
 			t.Errorf("%q: got %+v, %v", tc.in, v, err)
 			continue
 		}
 		for i := range tc.fields {
-			if v.Fields[i] != tc.fields[i] {
-				t.Errorf("%q: field %d = %q, want %q", tc.in, i, v.Fields[i], tc.fields[i])
+			if v.fields[i] != tc.fields[i] {
+				t.Errorf("%q: field %d = %q, want %q", tc.in, i, v.fields[i], tc.fields[i])
 			}
 		}
 	}

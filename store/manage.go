@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
@@ -46,22 +45,9 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 		if v.Verb != shellcmd.VerbRuntime {
 			continue
 		}
-		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
-		size, _ := strconv.ParseInt(v.Field(2), 10, 64)
-		flags := v.Field(3)
-		order, _ := strconv.ParseInt(v.Field(4), 10, 64)
-		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(5), order: order}
-		for _, f := range flags {
-			switch f {
-			case 'c':
-				rt.Current = true
-			case 'p':
-				rt.Previous = true
-			case 'P':
-				rt.Pinned = true
-			}
-		}
-		out = append(out, rt)
+		l := v.Runtime()
+		out = append(out, Runtime{ID: l.ID, Name: l.Name, Size: l.Size, Promoted: l.Promoted,
+			Current: l.Current, Previous: l.Previous, Pinned: l.Pinned, order: l.Order})
 	}
 	switch r.Last().Verb {
 	case shellcmd.VerbListed, shellcmd.VerbNoStore:
@@ -122,10 +108,8 @@ func (s *Store) switchTo(ctx context.Context, fr shellcmd.Fragment, ev lock.Even
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.VerbActivated:
-			sw = &Switch{Current: v.Field(0)}
-			if prev := v.Field(1); prev != "-" {
-				sw.Previous = prev
-			}
+			sw = &Switch{}
+			sw.Current, sw.Previous = v.Activated()
 		case shellcmd.VerbNotFound:
 			return nil, ErrNotFound
 		case shellcmd.VerbNoPrevious:

@@ -153,14 +153,15 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	default:
 		return res, s.err(r, "push")
 	}
-	st := staged{pool: map[string]string{}, streams: opts.Streams, shared: r.Last().Field(1) == "shared", stamp: p.Stamp}
+	_, shared := r.Last().Stage()
+	st := staged{pool: map[string]string{}, streams: opts.Streams, shared: shared, stamp: p.Stamp}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
 		case shellcmd.VerbHave:
-			st.pool[v.Field(0)] = v.Field(1)
+			name, path := v.Have()
+			st.pool[name] = path
 		case shellcmd.VerbResume:
-			st.offset, _ = strconv.ParseInt(v.Field(1), 10, 64)
-			st.prefix = v.Field(2)
+			_, st.offset, st.prefix = v.Resume()
 		}
 	}
 	if st.streams == 0 {
@@ -215,7 +216,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}
 	res.read(r)
 	if v := r.Last(); v.Verb == shellcmd.VerbCorrupt {
-		return res, fmt.Errorf("%w: the host has sha256 %s, hoist sent %s", ErrCorrupt, v.Field(0), sum)
+		return res, fmt.Errorf("%w: the host has sha256 %s, hoist sent %s", ErrCorrupt, v.Digest(), sum)
 	}
 	if err := s.err(r, "push"); err != nil {
 		return res, err
@@ -295,7 +296,7 @@ func (res *PushResult) read(r *remote.Reply) {
 			res.Present = true
 		case shellcmd.VerbActivated:
 			res.Activated = true
-			if prev := v.Field(1); prev != "-" && prev != v.Field(0) {
+			if id, prev := v.Activated(); prev != id {
 				res.Previous = prev
 			}
 		}

@@ -48,7 +48,7 @@ func (a *app) list() error {
 		t := newTable("ID", "NAME", "SIZE", "PROMOTED", "STATE")
 		for _, rt := range list {
 			rows = append(rows, map[string]any{
-				"id": rt.ID, "name": rt.Name, "size": rt.Size, "promoted": rt.Promoted.UTC().Format(time.RFC3339),
+				"id": rt.ID, "name": orDash(rt.Name), "size": rt.Size, "promoted": rt.Promoted.UTC().Format(time.RFC3339),
 				"active": rt.Current, "previous": rt.Previous, "pinned": rt.Pinned,
 			})
 			var state []string
@@ -60,7 +60,7 @@ func (a *app) list() error {
 					state = append(state, f.name)
 				}
 			}
-			t.row(rt.ID, rt.Name, size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
+			t.row(rt.ID, orDash(rt.Name), size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
 		}
 		r := result{json: map[string]any{"runtimes": rows}}
 		if len(list) == 0 {

@@ -53,6 +53,9 @@ the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 	return a.holdFlag(c)
 }
 
+// fromStdin is the ARTIFACT that reads a tar from standard input.
+const fromStdin = "-"
+
 func (a *app) push(source string, o pushOptions) error {
 	if o.streams < 0 || o.streams > transport.MaxStreams {
 		return usageErr("--streams %d: give 1 to %d, or leave it out to size it from the round trip", o.streams, transport.MaxStreams)
@@ -61,14 +64,14 @@ func (a *app) push(source string, o pushOptions) error {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
 	opts := store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache, MaxSize: o.maxSize}
-	if source == "-" && o.name == "" {
+	if source == fromStdin && o.name == "" {
 		return usageErr("push -: a stream has no file name; give --name")
 	}
 	// Reading and hashing the artifact may take long (a large tree, a
 	// slow disk): a signal stops it at once.
 	var art *store.Artifact
 	err := a.untilSignal(func(ctx context.Context) (err error) {
-		if source == "-" {
+		if source == fromStdin {
 			art, err = store.OpenReader(ctx, os.Stdin, opts)
 		} else {
 			art, err = store.OpenWith(ctx, source, opts)
