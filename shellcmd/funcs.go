@@ -157,10 +157,10 @@ func (op *Op) definitions() string {
 }
 
 // said lists the verbs and ERROR codes that fns can say, as written in the
-// shell files ("h_say VERB" and "h_say ERROR code"): what a test compares
-// with the table.
+// shell files ("h_say VERB", "h_say_holder VERB" and "h_say ERROR code"):
+// what a test compares with the table.
 func said(fns []string) (verbs []Verb, errCodes []string) {
-	sayRE := regexp.MustCompile(`h_say ([A-Z]+)(?: ([a-z0-9]+))?`)
+	sayRE := regexp.MustCompile(`h_say(?:_holder)? ([A-Z]+)(?: ([a-z0-9]+))?`)
 	for _, f := range fns {
 		for _, m := range sayRE.FindAllStringSubmatch(lib.body[f], -1) {
 			if !slices.Contains(verbs, Verb(m[1])) {

@@ -74,6 +74,12 @@ type verbSpec struct {
 	doc          string
 }
 
+// holder are the fields of every verdict that names the holder of a lock
+// (the shell's h_say_holder, [Verdict.Holder]): its age, the rule that lets
+// anyone take it, what the exited rule found of its holder process, and its
+// record.
+var holder = []string{"age", "why", "proc", "record"}
+
 // protocol is every reply verb; ParseVerdict accepts exactly these, each
 // with its field count. Who may send each is in [Ops].
 var protocol = []verbSpec{
@@ -81,11 +87,11 @@ var protocol = []verbSpec{
 	{verb: VerbFacts, fields: []string{"mach", "boot", "pidns", "init", "stat", "nap", "uid", "home"}, doc: "host facts (first command of a connection)"},
 	{verb: VerbNoStore, doc: "no store; nothing was created"},
 	{verb: VerbFree, doc: "no lock"},
-	{verb: VerbLock, fields: []string{"age", "why", "proc", "record"}, doc: "status of a held lock"},
+	{verb: VerbLock, fields: holder, doc: "status of a held lock"},
 	{verb: VerbDebris, fields: []string{"path"}, doc: "status: something an earlier version left that should be removed"},
-	{verb: VerbHeld, fields: []string{"age", "record"}, doc: "waiting behind this holder (once per holder)"},
-	{verb: VerbStolen, fields: []string{"why", "age", "record"}, doc: "took this lock: a rule let anyone take it"},
-	{verb: VerbBusy, fields: []string{"age", "record"}, doc: "still held when the wait ended"},
+	{verb: VerbHeld, fields: holder, doc: "waiting behind this holder (once per holder)"},
+	{verb: VerbStolen, fields: holder, doc: "took this lock: a rule let anyone take it"},
+	{verb: VerbBusy, fields: holder, doc: "still held when the wait ended"},
 	{verb: VerbAcquired, fields: []string{"token"}, doc: "the host holds the lock for this command"},
 	{verb: VerbHolding, fields: []string{"token"}, doc: "a manual hold is kept"},
 	{verb: VerbAbandoned, doc: "the client left or asked to stop before anything ran"},
@@ -101,12 +107,12 @@ var protocol = []verbSpec{
 	{verb: VerbCheck, fields: []string{"name", "status", "value", "detail"}, doc: "doctor: one item of the checklist"},
 	{verb: VerbDoctor, doc: "doctor: the checklist is complete"},
 	{verb: VerbRoot, fields: []string{"path"}, doc: "root: where the store's root is on the host"},
-	{verb: VerbLost, fields: []string{"record"}, doc: "the lock is someone else's now; left alone"},
+	{verb: VerbLost, fields: holder, doc: "the lock is someone else's now; left alone"},
 	{verb: VerbNotHeld, doc: "nothing to release"},
 	{verb: VerbExit, fields: []string{"status"}, doc: "the command's exit status"},
-	{verb: VerbBroken, fields: []string{"why", "age", "record"}, doc: "break removed this lock"},
-	{verb: VerbNotStale, fields: []string{"age", "record"}, doc: "break refused: no rule lets anyone take the lock"},
-	{verb: VerbNotOwner, fields: []string{"age", "record"}, doc: "a forced break refused: the lock has another token"},
+	{verb: VerbBroken, fields: holder, doc: "break removed this lock"},
+	{verb: VerbNotStale, fields: holder, doc: "break refused: no rule lets anyone take the lock"},
+	{verb: VerbNotOwner, fields: holder, doc: "a forced break refused: the lock has another token"},
 	{verb: VerbError, fields: []string{"code", "text"}, lastOptional: true, doc: "the host could not do what was asked"},
 
 	{verb: VerbPresent, store: true, fields: []string{"id"}, doc: "the runtime is there with this digest; nothing to upload"},
