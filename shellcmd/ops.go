@@ -12,9 +12,9 @@ type Op struct {
 	// Sends are the verdicts it may say on the way; Ends are those it may
 	// end with. A reply with any other verb is ErrVerdict.
 	Sends, Ends []Verb
-	// Codes are the ERROR codes it may end with. Package lock maps the
-	// lock's codes to errors, package store the store's.
-	Codes []string
+	// Codes are the ERROR codes it may end with (each one row of
+	// [codes], with the package that reads it and its sentence).
+	Codes []Code
 }
 
 // Allows reports whether op may say v (LOADED and FACTS belong to every
@@ -33,8 +33,8 @@ var (
 	// Kept: a command under a manual hold leaves the hold held.
 	releasing = []Verb{VerbReleased, VerbLost, VerbNotHeld, VerbKept}
 	// Every operation starts with the path checks (h_setup).
-	setupCodes = []string{"nohome", "path"}
-	takeCodes  = []string{"nohome", "path", "mkdir", "lockpath", "record", "permission"}
+	setupCodes = []Code{CodeNoHome, CodePath}
+	takeCodes  = []Code{CodeNoHome, CodePath, CodeMkdir, CodeLockPath, CodeRecord, CodePermission}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -48,21 +48,21 @@ func join[T any](lists ...[]T) []T {
 // The operations.
 var (
 	OpStatus = &Op{Name: "status", Sends: []Verb{VerbDebris},
-		Ends: []Verb{VerbNoStore, VerbFree, VerbLock, VerbError}, Codes: join(setupCodes, []string{"lockpath"})}
+		Ends: []Verb{VerbNoStore, VerbFree, VerbLock, VerbError}, Codes: join(setupCodes, []Code{CodeLockPath})}
 	OpAcquire = &Op{Name: "acquire", Sends: waiting,
 		Ends: []Verb{VerbHolding, VerbBusy, VerbNoStore, VerbAbandoned, VerbLost, VerbError}, Codes: takeCodes}
 	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{VerbStarted, VerbFenced}, releasing),
-		Ends: []Verb{VerbExit, VerbLost, VerbBusy, VerbAbandoned, VerbError}, Codes: join(takeCodes, []string{"release"})}
-	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{VerbError}), Codes: join(setupCodes, []string{"release"})}
+		Ends: []Verb{VerbExit, VerbLost, VerbBusy, VerbAbandoned, VerbError}, Codes: join(takeCodes, []Code{CodeRelease})}
+	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{VerbError}), Codes: join(setupCodes, []Code{CodeRelease})}
 	OpBreak   = &Op{Name: "break", Ends: []Verb{VerbBroken, VerbNotStale, VerbNotOwner, VerbFree, VerbNoStore, VerbError},
-		Codes: join(setupCodes, []string{"lockpath", "changed", "permission"})}
+		Codes: join(setupCodes, []Code{CodeLockPath, CodeChanged, CodePermission})}
 
 	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbHave}, releasing),
 		Ends:  []Verb{VerbPresent, VerbStage, VerbLost, VerbBusy, VerbAbandoned, VerbError},
-		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256"})}
+		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256})}
 	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
 		Ends:  join(releasing, []Verb{VerbCorrupt, VerbBusy, VerbAbandoned, VerbError}),
-		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256", "unpack", "promote"})}
+		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
 	OpRefresh = &Op{Name: "refresh", Ends: []Verb{VerbRefreshed, VerbLost, VerbNotHeld, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpRuns    = &Op{Name: "runs", Sends: []Verb{VerbRun}, Ends: []Verb{VerbListed, VerbError}, Codes: setupCodes}
 	OpLogs    = &Op{Name: "logs", Sends: []Verb{VerbCut}, Ends: []Verb{VerbRunState, VerbNoRun, VerbError}, Codes: setupCodes}
@@ -72,13 +72,13 @@ var (
 	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpActivate  = &Op{Name: "activate", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []string{"release", "switch"})}
+		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch})}
 	OpRollback = &Op{Name: "rollback", Sends: join(waiting, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []string{"release", "switch"})}
+		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch})}
 	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{VerbPinned, VerbUnpinned, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []string{"release", "pin"})}
+		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodePin})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{VerbKeep, VerbDelete, VerbSweep, VerbNoProc}),
-		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []string{"release", "gc"})}
+		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
 	// OpRoot is read-only: where the store's root is on the host.
 	OpRoot = &Op{Name: "root", Ends: []Verb{VerbRoot, VerbError}, Codes: setupCodes}
 	// OpDoctor is read-only; it runs without h_setup (its Main is
@@ -86,7 +86,7 @@ var (
 	// captures, as CHECK lines. ERROR is listed for h_setup, which every
 	// command carries.
 	OpDoctor = &Op{Name: "doctor", Sends: []Verb{VerbCheck, VerbNoStore, VerbFree, VerbLock, VerbDebris, VerbError}, Ends: []Verb{VerbDoctor, VerbError},
-		Codes: join(setupCodes, []string{"lockpath"})}
+		Codes: join(setupCodes, []Code{CodeLockPath})}
 )
 
 // Ops lists every operation.

@@ -70,9 +70,18 @@ type verbSpec struct {
 	fields []string
 	// lastOptional: the last field may be absent (ERROR's text).
 	lastOptional bool
-	store        bool // a store verb, listed in docs/store.md
+	owner        owner
 	doc          string
 }
+
+// owner is the package a verb or a code is about, and the doc that lists
+// it.
+type owner uint8
+
+const (
+	ofLock  owner = iota // package lock, docs/protocol.md
+	ofStore              // package store, docs/store.md
+)
 
 // holder are the fields of every verdict that names the holder of a lock
 // (the shell's h_say_holder, [Verdict.Holder]): its age, the rule that lets
@@ -81,7 +90,8 @@ type verbSpec struct {
 var holder = []string{"age", "why", "proc", "record"}
 
 // protocol is every reply verb; ParseVerdict accepts exactly these, each
-// with its field count. Who may send each is in [Ops].
+// with its field count. Who may send each is in [Ops]; the codes of ERROR
+// are the table's other half, [codes] (codes.go).
 var protocol = []verbSpec{
 	{verb: VerbLoaded, doc: "the host read the whole fragment (first line of every command)"},
 	{verb: VerbFacts, fields: []string{"mach", "boot", "pidns", "init", "stat", "nap", "uid", "home"}, doc: "host facts (first command of a connection)"},
@@ -115,26 +125,26 @@ var protocol = []verbSpec{
 	{verb: VerbNotOwner, fields: holder, doc: "a forced break refused: the lock has another token"},
 	{verb: VerbError, fields: []string{"code", "text"}, lastOptional: true, doc: "the host could not do what was asked"},
 
-	{verb: VerbPresent, store: true, fields: []string{"id"}, doc: "the runtime is there with this digest; nothing to upload"},
-	{verb: VerbStage, store: true, fields: []string{"id", "share"}, doc: "the stage for the upload exists"},
-	{verb: VerbPromoted, store: true, fields: []string{"id"}, doc: "this push put the runtime in place"},
-	{verb: VerbActivated, store: true, fields: []string{"id", "previous"}, doc: "current points at id"},
-	{verb: VerbCorrupt, store: true, fields: []string{"sha256"}, doc: "the uploaded archive has another digest; the stage is gone"},
-	{verb: VerbDropped, store: true, doc: "a failed upload's stage is gone"},
-	{verb: VerbHave, store: true, fields: []string{"pool-name", "path"}, doc: "a file of the runtime is in the stage's pool"},
-	{verb: VerbResume, store: true, fields: []string{"id", "offset", "sha256"}, doc: "this push took over a cut upload of the runtime"},
-	{verb: VerbResumable, store: true, fields: []string{"id"}, doc: "a stopped upload's stage is kept for the next push"},
-	{verb: VerbRuntime, store: true, fields: []string{"id", "promoted", "size", "flags", "order", "name"}, doc: "one runtime in a list"},
-	{verb: VerbHistory, store: true, fields: []string{"when", "action", "from", "to", "who"}, doc: "one switch of current"},
-	{verb: VerbListed, store: true, doc: "the end of a list"},
-	{verb: VerbNotFound, store: true, fields: []string{"id"}, doc: "no runtime with this id"},
-	{verb: VerbNoPrevious, store: true, doc: "rollback has nowhere to go"},
-	{verb: VerbPinned, store: true, fields: []string{"id"}, doc: "the pin was added"},
-	{verb: VerbUnpinned, store: true, fields: []string{"id"}, doc: "the pin was removed"},
-	{verb: VerbKeep, store: true, fields: []string{"why", "name"}, doc: "gc keeps it"},
-	{verb: VerbDelete, store: true, fields: []string{"id", "state"}, doc: "gc's victim"},
-	{verb: VerbSweep, store: true, fields: []string{"path", "state"}, doc: "a leftover gc removes"},
-	{verb: VerbNoProc, store: true, doc: "gc cannot tell what processes use, and deletes nothing"},
+	{verb: VerbPresent, owner: ofStore, fields: []string{"id"}, doc: "the runtime is there with this digest; nothing to upload"},
+	{verb: VerbStage, owner: ofStore, fields: []string{"id", "share"}, doc: "the stage for the upload exists"},
+	{verb: VerbPromoted, owner: ofStore, fields: []string{"id"}, doc: "this push put the runtime in place"},
+	{verb: VerbActivated, owner: ofStore, fields: []string{"id", "previous"}, doc: "current points at id"},
+	{verb: VerbCorrupt, owner: ofStore, fields: []string{"sha256"}, doc: "the uploaded archive has another digest; the stage is gone"},
+	{verb: VerbDropped, owner: ofStore, doc: "a failed upload's stage is gone"},
+	{verb: VerbHave, owner: ofStore, fields: []string{"pool-name", "path"}, doc: "a file of the runtime is in the stage's pool"},
+	{verb: VerbResume, owner: ofStore, fields: []string{"id", "offset", "sha256"}, doc: "this push took over a cut upload of the runtime"},
+	{verb: VerbResumable, owner: ofStore, fields: []string{"id"}, doc: "a stopped upload's stage is kept for the next push"},
+	{verb: VerbRuntime, owner: ofStore, fields: []string{"id", "promoted", "size", "flags", "order", "name"}, doc: "one runtime in a list"},
+	{verb: VerbHistory, owner: ofStore, fields: []string{"when", "action", "from", "to", "who"}, doc: "one switch of current"},
+	{verb: VerbListed, owner: ofStore, doc: "the end of a list"},
+	{verb: VerbNotFound, owner: ofStore, fields: []string{"id"}, doc: "no runtime with this id"},
+	{verb: VerbNoPrevious, owner: ofStore, doc: "rollback has nowhere to go"},
+	{verb: VerbPinned, owner: ofStore, fields: []string{"id"}, doc: "the pin was added"},
+	{verb: VerbUnpinned, owner: ofStore, fields: []string{"id"}, doc: "the pin was removed"},
+	{verb: VerbKeep, owner: ofStore, fields: []string{"why", "name"}, doc: "gc keeps it"},
+	{verb: VerbDelete, owner: ofStore, fields: []string{"id", "state"}, doc: "gc's victim"},
+	{verb: VerbSweep, owner: ofStore, fields: []string{"path", "state"}, doc: "a leftover gc removes"},
+	{verb: VerbNoProc, owner: ofStore, doc: "gc cannot tell what processes use, and deletes nothing"},
 }
 
 // specs finds a verb's row.

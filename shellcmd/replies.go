@@ -239,9 +239,9 @@ func (v Verdict) Cut() (stream string, bytes int64) {
 }
 
 // Failure reads ERROR: the code, and the host's text ("" when none).
-func (v Verdict) Failure() (code, text string) {
+func (v Verdict) Failure() (code Code, text string) {
 	v = v.of(VerbError)
-	return v.get("code"), v.get("text")
+	return Code(v.get("code")), v.get("text")
 }
 
 // ExitStatus reads EXIT: the command's exit status.

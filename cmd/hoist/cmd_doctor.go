@@ -440,7 +440,7 @@ func hostChecks(ctx context.Context, l *lock.Lock) ([]check, map[string]any) {
 				debris = append(debris, check{Name: "debris", Status: checkWarn, Value: p,
 					Detail: p + " was left by an earlier hoist and nothing uses it", Fix: "remove it (rm -r " + p + ")"})
 			case shellcmd.VerbError:
-				if code, text := v.Failure(); code == "lockpath" {
+				if code, text := v.Failure(); code == shellcmd.CodeLockPath {
 					why, path, _ := strings.Cut(text, " ")
 					checks = append(checks, check{Name: "lock", Status: checkFail, Value: why, Detail: why + " " + path})
 				}
@@ -548,7 +548,7 @@ func doctorFix(c check) string {
 	case "root":
 		switch c.Value {
 		case "nohome":
-			return (&lock.HostError{Code: "nohome"}).Error()
+			return (&lock.HostError{Code: shellcmd.CodeNoHome}).Error()
 		case "unsearchable":
 			return "let the login search the directories above the root (chmod o+x), or choose another --root"
 		case "notdir":
@@ -557,12 +557,12 @@ func doctorFix(c check) string {
 			return "create the root (mkdir, then chown it to the login), or choose another --root"
 		}
 	case "paths":
-		return (&lock.HostError{Code: "path", Detail: c.Detail}).Error()
+		return (&lock.HostError{Code: shellcmd.CodePath, Detail: c.Detail}).Error()
 	case "space":
 		return "free space on that filesystem (hoist gc drops old runtimes), or choose another --root"
 	case "lock":
 		if c.Status == checkFail {
-			return (&lock.HostError{Code: "lockpath", Detail: c.Detail}).Error()
+			return (&lock.HostError{Code: shellcmd.CodeLockPath, Detail: c.Detail}).Error()
 		}
 		if c.Value == noValue {
 			return "fix the store's paths first (see paths)"
