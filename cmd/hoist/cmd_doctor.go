@@ -481,7 +481,7 @@ func lockCheck(s lock.State) check {
 	}
 	switch {
 	case s.Stealable():
-		c.Status, c.Value = checkWarn, s.Why
+		c.Status, c.Value = checkWarn, string(s.Why)
 		c.Fix = "nobody can be holding it: the next command takes it over, or remove it now with hoist lock break"
 	case !s.AgeKnown || !s.RecordOK:
 		c.Status = checkWarn
