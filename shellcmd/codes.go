@@ -123,17 +123,7 @@ func kib(field string) string {
 }
 
 // codeSpecs finds a code's row.
-var codeSpecs = func() map[Code]*codeSpec {
-	m := map[Code]*codeSpec{}
-	for i := range codes {
-		c := &codes[i]
-		if _, dup := m[c.code]; dup {
-			panic("shellcmd: code " + string(c.code) + " listed twice")
-		}
-		m[c.code] = c
-	}
-	return m
-}()
+var codeSpecs = rowsBy(codes, func(c *codeSpec) Code { return c.code })
 
 // Explain is what an ERROR with code c and the host's text says, for a
 // person (not yet made safe to print: [Printable]). A code the table does

@@ -148,14 +148,17 @@ var protocol = []verbSpec{
 }
 
 // specs finds a verb's row.
-var specs = func() map[Verb]*verbSpec {
-	m := map[Verb]*verbSpec{}
-	for i := range protocol {
-		s := &protocol[i]
-		if _, dup := m[s.verb]; dup {
-			panic("shellcmd: verb " + string(s.verb) + " listed twice")
+var specs = rowsBy(protocol, func(s *verbSpec) Verb { return s.verb })
+
+// rowsBy indexes a table's rows by their key, which each has once.
+func rowsBy[K ~string, R any](rows []R, key func(*R) K) map[K]*R {
+	m := map[K]*R{}
+	for i := range rows {
+		k := key(&rows[i])
+		if _, dup := m[k]; dup {
+			panic("shellcmd: " + string(k) + " listed twice")
 		}
-		m[s.verb] = s
+		m[k] = &rows[i]
 	}
 	return m
-}()
+}
