@@ -55,9 +55,6 @@ func unix(s string) time.Time {
 	return time.Unix(n, 0)
 }
 
-// holderVerbs are the verdicts that name the holder of a lock.
-var holderVerbs = []Verb{VerbLock, VerbHeld, VerbStolen, VerbBusy, VerbBroken, VerbNotStale, VerbNotOwner, VerbLost}
-
 // Holder is the lock a verdict names, as the host saw it: LOCK, HELD,
 // STOLEN, BUSY, BROKEN, NOTSTALE, NOTOWNER and LOST.
 type Holder struct {
@@ -79,10 +76,13 @@ type Holder struct {
 	RecordOK bool
 }
 
-// Holder reads the holder a verdict names.
+// Holder reads the holder a verdict names: one whose fields are a
+// holder's ([protocol]).
 func (v Verdict) Holder() Holder {
 	var h Holder
-	v = v.of(holderVerbs...)
+	if spec, ok := specs[v.Verb]; !ok || !slices.Equal(spec.fields, holder) {
+		return h
+	}
 	if n, ok := number(v.get("age")); ok && n >= 0 {
 		h.Age, h.AgeKnown = time.Duration(n)*time.Second, true
 	}
