@@ -22,7 +22,9 @@
 // 20 minutes unless set; commands working under the lock renew it), whose
 // holder process and everything it started are gone (same boot, PID
 // namespace and login), or recorded on a previous boot (proven: another
-// boot_id of the same machine, or a replaced PID namespace) may be stolen, and any number of concurrent stealers yields one winner.
+// boot_id of the same machine, or a replaced PID namespace) may be stolen
+// ([State.Why] names the rule: [RuleStale], [RuleExited], [RuleBoot]), and
+// any number of concurrent stealers yields one winner.
 // Before it reads or changes anything, every command checks that the store's
 // directories are real directories of the login or root, not writable by
 // others.
@@ -40,5 +42,7 @@
 // is left to the host-side release and the stale rules, never cleaned up on a
 // guess. [ErrNoStore], [ErrNotHeld], [ErrNotStealable], [ErrNotOwner],
 // [ErrAbandoned], [ErrLockPath] and [ErrUnsafePath] name the other outcomes;
-// any other error the host reports is a [*HostError].
+// any other error the host reports is a [*HostError], whose message is the
+// sentence the protocol table gives its code (shellcmd/codes.go), for the
+// store's codes too.
 package lock

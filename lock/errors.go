@@ -3,7 +3,6 @@ package lock
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hoistdev/hoist/shellcmd"
 )
@@ -87,96 +86,36 @@ func (e *NotHolderError) Error() string {
 func (e *NotHolderError) Unwrap() error { return ErrNotHolder }
 
 // HostError is an ERROR verdict: the host could not do what was asked, and
-// says so with a code (shellcmd.Op lists each operation's codes) and a
-// detail. The lock's codes read as sentences here ([Codes]); package store
-// reads its own.
+// says so with a code and the host's text. Its message is the sentence the
+// protocol table gives the code ([shellcmd.Code.Explain]), for the lock's
+// codes and the store's alike (package store reuses this type); a code the
+// table does not know reads as the code and the text.
 type HostError struct {
-	Code   string
+	Code   shellcmd.Code
 	Detail string
+	// Err is the error the code stands for, when there is one: ErrLockPath
+	// (lockpath), ErrUnsafePath (path), and package store's ErrNoSpace
+	// (space) and ErrIDTaken (foreign, collision).
+	Err error
 }
 
 // hostError reads an ERROR verdict.
 func hostError(v shellcmd.Verdict) *HostError {
-	return &HostError{Code: v.Field(0), Detail: v.Field(1)}
-}
-
-// pathProblems says what each h_pathok problem means, and what to do.
-var pathProblems = map[string]string{
-	"symlink":      "is a symlink; hoist never follows one out of the store: replace it with a real directory",
-	"notdir":       "is not a directory: move it away, or choose another --root",
-	"owner":        "belongs to another user: it must be owned by the login or by root (chown it, or choose another --root)",
-	"writable":     "is writable by others, so anyone on the host could change what hoist installs: chmod o-w it",
-	"unreadable":   "cannot be read by the login: fix its permissions",
-	"unsearchable": "cannot be searched by the login, so hoist cannot tell what is in it: fix its permissions",
-	"acl":          "has an ACL, which could let others write to it and which hoist cannot check: remove it (setfacl -b), or use plain modes",
-	"nosticky":     "is writable by its group but has no sticky bit, so one member could swap another's scratch directory: chmod +t it",
-}
-
-// lockCodes are the lock's error codes and their sentences.
-var lockCodes = map[string]func(detail string) string{
-	"nohome": func(string) string {
-		return "HOME is not set on the host, so a ~/ root cannot be resolved; pass an absolute --root"
-	},
-	"path": func(d string) string {
-		problem, p, _ := strings.Cut(d, " ")
-		if what, ok := pathProblems[problem]; ok {
-			return p + " " + what
-		}
-		return "unsafe store path: " + d
-	},
-	"mkdir": func(d string) string {
-		return "cannot create the store: " + d + "; check --root and its permissions"
-	},
-	"record": func(d string) string {
-		return "cannot write the lock's owner record: " + d + "; check free space and permissions"
-	},
-	"lockpath": func(d string) string {
-		what, p, _ := strings.Cut(d, " ")
-		switch what {
-		case "symlink":
-			return p + " is a symlink, not the lock directory; hoist never follows one and touched nothing: remove it by hand if it is not meant to be there"
-		case "file":
-			return p + " is a file, not the lock directory; hoist touched nothing: remove it by hand if it is not meant to be there"
-		}
-		return p + " is in the lock directory but hoist never puts it there, so the lock is not hoist's; hoist touched nothing: remove it by hand if it is not meant to be there"
-	},
-	"release": func(d string) string {
-		return "the lock is ours but its record could not be moved out (" + d + "); check permissions on the store"
-	},
-	"permission": func(d string) string {
-		return "the lock could not be taken although a rule allows it: " + d + "; the login may not write the lock's directory (in a store a team shares, its directories need group write)"
-	},
-	"changed": func(string) string {
-		return "the lock changed while it was being broken, and was left alone; run hoist lock status"
-	},
-}
-
-// Codes lists the error codes package lock reads.
-func Codes() []string {
-	out := make([]string, 0, len(lockCodes))
-	for c := range lockCodes {
-		out = append(out, c)
+	code, text := v.Failure()
+	e := &HostError{Code: code, Detail: text}
+	switch code {
+	case shellcmd.CodeLockPath:
+		e.Err = ErrLockPath
+	case shellcmd.CodePath:
+		e.Err = ErrUnsafePath
 	}
-	return out
+	return e
 }
 
-func (e *HostError) Error() string {
-	if f, ok := lockCodes[e.Code]; ok {
-		return shellcmd.Printable(f(e.Detail))
-	}
-	return shellcmd.Printable(strings.TrimSpace("host error: " + e.Code + " " + e.Detail))
-}
+func (e *HostError) Error() string { return shellcmd.Printable(e.Code.Explain(e.Detail)) }
 
-// Unwrap maps lockpath to ErrLockPath and path to ErrUnsafePath.
-func (e *HostError) Unwrap() error {
-	switch e.Code {
-	case "lockpath":
-		return ErrLockPath
-	case "path":
-		return ErrUnsafePath
-	}
-	return nil
-}
+// Unwrap is Err.
+func (e *HostError) Unwrap() error { return e.Err }
 
 func unexpected(op string, r fmt.Stringer) error {
 	return fmt.Errorf("%s: unexpected reply %q from the host", op, shellcmd.Printable(r.String()))

@@ -53,16 +53,16 @@ func (l *Lock) waiting(ctx context.Context, call remote.Call, ev Events, stop <-
 	return l.host.Exec(ctx, call)
 }
 
-// lost reads a LOST verdict's record: the lock someone else holds now.
-func (l *Lock) lost(record string) *LostError { return l.lostAs(record, "") }
+// lost reads a LOST verdict's holder: the lock someone else holds now.
+func (l *Lock) lost(h shellcmd.Holder) *LostError { return l.lostAs(h, "") }
 
 // lostAs is lost for a command whose token was mine: a record that is still
 // mine means its lease ran out before it was renewed.
-func (l *Lock) lostAs(record, mine string) *LostError {
-	if record == "-" {
+func (l *Lock) lostAs(h shellcmd.Holder, mine string) *LostError {
+	if h.Raw == "" {
 		return &LostError{Holder: State{Store: true}}
 	}
-	e := &LostError{Holder: l.state("-", "-", record)}
+	e := &LostError{Holder: l.state(h)}
 	e.Expired = mine != "" && e.Holder.RecordOK && e.Holder.Record.Token == mine
 	return e
 }
@@ -72,8 +72,8 @@ func (l *Lock) lostAs(record, mine string) *LostError {
 // checked first, and nothing is done before), it means the hold's token is
 // not the store's lock, unless the record is the hold's own, whose lease
 // ran out.
-func (l *Lock) lostUnder(record, mine string, acquired bool) error {
-	e := l.lostAs(record, mine)
+func (l *Lock) lostUnder(h shellcmd.Holder, mine string, acquired bool) error {
+	e := l.lostAs(h, mine)
 	if l.Hold == "" || acquired || e.Expired {
 		return e
 	}
@@ -91,19 +91,19 @@ func (l *Lock) Err(r *remote.Reply, op string) error {
 	acquired, released, mine := false, false, l.Hold
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Acquired:
-			acquired, mine = true, v.Field(0)
-		case shellcmd.Released, shellcmd.Kept:
+		case shellcmd.VerbAcquired:
+			acquired, mine = true, v.Token()
+		case shellcmd.VerbReleased, shellcmd.VerbKept:
 			released = true
-		case shellcmd.Busy:
-			return &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-		case shellcmd.Abandoned:
+		case shellcmd.VerbBusy:
+			return &BusyError{Holder: l.state(v.Holder())}
+		case shellcmd.VerbAbandoned:
 			return ErrAbandoned
-		case shellcmd.NoStore:
+		case shellcmd.VerbNoStore:
 			return ErrNoStore
-		case shellcmd.Lost:
-			return l.lostUnder(v.Field(0), mine, acquired)
-		case shellcmd.Error:
+		case shellcmd.VerbLost:
+			return l.lostUnder(v.Holder(), mine, acquired)
+		case shellcmd.VerbError:
 			return hostError(v)
 		}
 	}

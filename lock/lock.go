@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -138,20 +137,19 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	var s State
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		s = State{}
-	case shellcmd.Free:
+	case shellcmd.VerbFree:
 		s = State{Store: true}
-	case shellcmd.Lock:
-		s = l.state(v.Field(0), v.Field(1), v.Field(3))
-		s.Proc = v.Field(2)
+	case shellcmd.VerbLock:
+		s = l.state(v.Holder())
 	default:
 		return State{}, l.failure("status", r)
 	}
 	s.Host = l.host.Facts()
 	for _, d := range r.Verdicts {
-		if d.Verb == shellcmd.Debris {
-			s.Debris = append(s.Debris, d.Field(0))
+		if d.Verb == shellcmd.VerbDebris {
+			s.Debris = append(s.Debris, d.Path())
 		}
 	}
 	return s, nil
@@ -183,8 +181,8 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	var confirmErr error
 	r, err := l.waiting(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpAcquire, p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
 		switch v.Verb {
-		case shellcmd.Acquired:
-			if v.Field(0) != p.Token {
+		case shellcmd.VerbAcquired:
+			if v.Token() != p.Token {
 				break
 			}
 			if ev.Confirm != nil {
@@ -195,8 +193,8 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 			}
 			acked = true
 			ctl.send("ack")
-		case shellcmd.Stolen:
-			s := l.state(v.Field(1), v.Field(0), v.Field(2))
+		case shellcmd.VerbStolen:
+			s := l.state(v.Holder())
 			held.Stolen = &s
 		}
 	})
@@ -211,15 +209,15 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Holding:
-		if v.Field(0) == p.Token {
+	case shellcmd.VerbHolding:
+		if v.Token() == p.Token {
 			return held, nil
 		}
-	case shellcmd.Busy:
-		return nil, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-	case shellcmd.NoStore:
+	case shellcmd.VerbBusy:
+		return nil, &BusyError{Holder: l.state(v.Holder())}
+	case shellcmd.VerbNoStore:
 		return nil, ErrNoStore
-	case shellcmd.Abandoned:
+	case shellcmd.VerbAbandoned:
 		return nil, ErrAbandoned
 	}
 	return nil, l.failure("acquire", r)
@@ -239,14 +237,13 @@ func (l *Lock) Refresh(ctx context.Context, token string) (time.Duration, error)
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Refreshed:
-		n, _ := strconv.Atoi(v.Field(0))
-		return time.Duration(n) * time.Second, nil
-	case shellcmd.Lost:
-		return 0, l.lostAs(v.Field(0), token)
-	case shellcmd.NotHeld:
+	case shellcmd.VerbRefreshed:
+		return v.Lease(), nil
+	case shellcmd.VerbLost:
+		return 0, l.lostAs(v.Holder(), token)
+	case shellcmd.VerbNotHeld:
 		return 0, ErrNotHeld
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		return 0, ErrNoStore
 	}
 	return 0, l.failure("refresh", r)
@@ -267,21 +264,25 @@ func (l *Lock) Release(ctx context.Context, token string) error {
 
 func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 	switch v.Verb {
-	case shellcmd.Released, shellcmd.Kept:
+	case shellcmd.VerbReleased, shellcmd.VerbKept:
 		return nil
-	case shellcmd.Lost:
-		return l.lost(v.Field(0))
-	case shellcmd.NotHeld:
+	case shellcmd.VerbLost:
+		return l.lost(v.Holder())
+	case shellcmd.VerbNotHeld:
 		return ErrNotHeld
 	}
 	return l.failure("release", r)
 }
 
+// noRecord is the token that names, to a forced Break, a lock whose record
+// is missing or unreadable (h_op_break compares it with the record's).
+const noRecord = "-"
+
 // Break removes the lock if a rule makes it stealable (stale or previous
 // boot) or, with force, if its token is token ("-" names a lock without a
 // readable record). It returns the State of the lock it removed.
 func (l *Lock) Break(ctx context.Context, force bool, token string) (State, error) {
-	if force && token != "-" && !ValidToken(token) {
+	if force && token != noRecord && !ValidToken(token) {
 		return State{}, badToken(token)
 	}
 	p := l.params(token)
@@ -292,38 +293,44 @@ func (l *Lock) Break(ctx context.Context, force bool, token string) (State, erro
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Broken:
-		return l.state(v.Field(1), v.Field(0), v.Field(2)), nil
-	case shellcmd.NotStale:
-		return l.state(v.Field(0), "-", v.Field(1)), ErrNotStealable
-	case shellcmd.NotOwner:
-		return l.state(v.Field(0), "-", v.Field(1)), ErrNotOwner
-	case shellcmd.Free:
+	case shellcmd.VerbBroken:
+		return l.state(v.Holder()), nil
+	case shellcmd.VerbNotStale:
+		return l.state(v.Holder()), ErrNotStealable
+	case shellcmd.VerbNotOwner:
+		return l.state(v.Holder()), ErrNotOwner
+	case shellcmd.VerbFree:
 		return State{Store: true}, ErrNotHeld
-	case shellcmd.NoStore:
+	case shellcmd.VerbNoStore:
 		return State{}, ErrNoStore
 	}
 	return State{}, l.failure("break", r)
 }
 
-func (l *Lock) state(age, why, raw string) State {
-	return stateFrom(age, why, raw, l.stale(), l.host.Facts())
+// StateOf is the State of the holder h that a host command on this lock's
+// store named ([shellcmd.Verdict.Holder]), as [Lock.Status] reads it: for a
+// command that reads the lock along with other things (the doctor's).
+func (l *Lock) StateOf(h shellcmd.Holder) State { return l.state(h) }
+
+// state is the State of the holder a verdict names.
+func (l *Lock) state(h shellcmd.Holder) State {
+	return stateFrom(h, l.stale(), l.host.Facts())
 }
 
 // progress turns the verdicts common to waiting fragments into events.
 func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 	switch v.Verb {
-	case shellcmd.Held:
+	case shellcmd.VerbHeld:
 		if ev.Waiting != nil {
-			ev.Waiting(l.state(v.Field(0), "-", v.Field(1)))
+			ev.Waiting(l.state(v.Holder()))
 		}
-	case shellcmd.Stolen:
+	case shellcmd.VerbStolen:
 		if ev.Stole != nil {
-			ev.Stole(l.state(v.Field(1), v.Field(0), v.Field(2)))
+			ev.Stole(l.state(v.Holder()))
 		}
-	case shellcmd.Acquired:
+	case shellcmd.VerbAcquired:
 		if ev.Acquired != nil {
-			ev.Acquired(v.Field(0))
+			ev.Acquired(v.Token())
 		}
 	}
 }
@@ -333,7 +340,7 @@ func (l *Lock) progress(v shellcmd.Verdict, ev Events) {
 // is never read as success.
 func (l *Lock) failure(op string, r *remote.Reply) error {
 	v := r.Last()
-	if v.Verb == shellcmd.Error {
+	if v.Verb == shellcmd.VerbError {
 		return hostError(v)
 	}
 	if v.Verb == "" {

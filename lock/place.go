@@ -38,7 +38,7 @@ func (p Place) Unknown() string {
 		{p.Machine, "the machine"}, {p.BootID, "the boot"}, {p.PIDNS, "the PID namespace"},
 		{p.UID, "the login"}, {p.MountNS, "the mount namespace"}, {p.Dir, "the root's directory"},
 	} {
-		if f.v == "" || f.v == "-" {
+		if f.v == "" {
 			return f.name
 		}
 	}
@@ -57,10 +57,11 @@ func (l *Lock) Place(ctx context.Context) (p Place, ok bool, err error) {
 		return p, false, err
 	}
 	v := r.Last()
-	if v.Verb != shellcmd.RootVerb {
+	if v.Verb != shellcmd.VerbRoot {
 		return p, false, l.failure("root", r)
 	}
-	p = Place{MountNS: v.Field(0), Dir: v.Field(1), Rest: shellcmd.Unpct(v.Field(2))}
+	at := v.Root()
+	p = Place{MountNS: at.MountNS, Dir: at.Dir, Rest: at.Rest}
 	if f := l.host.Facts(); f != nil {
 		p.Machine, p.BootID, p.PIDNS, p.UID = f.Machine, f.BootID, f.PIDNS, f.UID
 	}

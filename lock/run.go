@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -109,31 +108,31 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		Stderr:   errw,
 	}, opts.Events, opts.Stop, func(v shellcmd.Verdict, _ *control) {
 		switch v.Verb {
-		case shellcmd.Acquired:
+		case shellcmd.VerbAcquired:
 			acquired = true
-		case shellcmd.Stolen:
-			s := l.state(v.Field(1), v.Field(0), v.Field(2))
+		case shellcmd.VerbStolen:
+			s := l.state(v.Holder())
 			res.Stolen = &s
-		case shellcmd.Started:
+		case shellcmd.VerbStarted:
 			res.Started = true
 			if opts.Events.Started != nil {
 				opts.Events.Started()
 			}
-		case shellcmd.Released, shellcmd.Kept:
+		case shellcmd.VerbReleased, shellcmd.VerbKept:
 			res.released = true
-		case shellcmd.Fenced:
+		case shellcmd.VerbFenced:
 			res.Fenced = true
-		case shellcmd.Error:
+		case shellcmd.VerbError:
 			if res.Exited || res.Started {
 				res.ReleaseErr = hostError(v)
 			}
-		case shellcmd.Lost:
-			res.Lost = l.lostAs(v.Field(0), p.Token)
-		case shellcmd.NotHeld:
+		case shellcmd.VerbLost:
+			res.Lost = l.lostAs(v.Holder(), p.Token)
+		case shellcmd.VerbNotHeld:
 			// Nothing to release: someone removed the lock meanwhile.
-			res.Lost = l.lostAs("-", p.Token)
-		case shellcmd.Exit:
-			res.Status, _ = strconv.Atoi(v.Field(0))
+			res.Lost = l.lostAs(shellcmd.Holder{}, p.Token)
+		case shellcmd.VerbExit:
+			res.Status = v.ExitStatus()
 			res.Exited = true
 		}
 	})
@@ -163,12 +162,12 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.Busy:
-		return res, &BusyError{Holder: l.state(v.Field(0), "-", v.Field(1))}
-	case shellcmd.Abandoned:
+	case shellcmd.VerbBusy:
+		return res, &BusyError{Holder: l.state(v.Holder())}
+	case shellcmd.VerbAbandoned:
 		return res, ErrAbandoned
-	case shellcmd.Lost:
-		err := l.lostUnder(v.Field(0), p.Token, acquired)
+	case shellcmd.VerbLost:
+		err := l.lostUnder(v.Holder(), p.Token, acquired)
 		var nh *NotHolderError
 		if errors.As(err, &nh) {
 			res.Lost = nil // never had it, so not lost

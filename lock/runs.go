@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/hoistdev/hoist/remote"
@@ -57,13 +56,13 @@ func (l *Lock) Runs(ctx context.Context) ([]RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Last().Verb != shellcmd.Listed {
+	if r.Last().Verb != shellcmd.VerbListed {
 		return nil, l.failure("runs", r)
 	}
 	var out []RunRecord
 	for _, v := range r.Verdicts {
-		if v.Verb == shellcmd.RunLine {
-			out = append(out, runRecord(v.Field(0), v.Field(1), v.Field(2), v.Field(3), v.Field(4), v.Field(5)))
+		if v.Verb == shellcmd.VerbRun {
+			out = append(out, RunRecord(v.Run()))
 		}
 	}
 	return out, nil
@@ -84,9 +83,8 @@ func (l *Lock) Logs(ctx context.Context, id string, opts LogOptions) (RunRecord,
 		Stdout:   orDiscard(opts.Stdout),
 		Stderr:   orDiscard(opts.Stderr),
 	}, Events{}, opts.Stop, func(v shellcmd.Verdict, _ *control) {
-		if v.Verb == shellcmd.Cut && opts.Cut != nil {
-			n, _ := strconv.ParseInt(v.Field(1), 10, 64)
-			opts.Cut(v.Field(0), n)
+		if v.Verb == shellcmd.VerbCut && opts.Cut != nil {
+			opts.Cut(v.Cut())
 		}
 	})
 	if err != nil {
@@ -94,33 +92,14 @@ func (l *Lock) Logs(ctx context.Context, id string, opts LogOptions) (RunRecord,
 	}
 	v := r.Last()
 	switch v.Verb {
-	case shellcmd.RunState:
-		return runRecord(id, v.Field(0), v.Field(1), v.Field(2), v.Field(3), v.Field(4)), nil
-	case shellcmd.NoRun:
+	case shellcmd.VerbRunState:
+		rec = RunRecord(v.Run())
+		rec.ID = id
+		return rec, nil
+	case shellcmd.VerbNoRun:
 		return rec, ErrNoRun
 	}
 	return rec, l.failure("logs", r)
-}
-
-func runRecord(id, start, end, status, who, cmd string) RunRecord {
-	r := RunRecord{ID: id, Who: shellcmd.Unpct(dash(who)), Command: shellcmd.Unpct(dash(cmd))}
-	if n, err := strconv.ParseInt(start, 10, 64); err == nil {
-		r.Start = time.Unix(n, 0)
-	}
-	if n, err := strconv.ParseInt(end, 10, 64); err == nil {
-		r.End = time.Unix(n, 0)
-	}
-	if n, err := strconv.Atoi(status); err == nil {
-		r.Status, r.Exited = n, true
-	}
-	return r
-}
-
-func dash(s string) string {
-	if s == "-" {
-		return ""
-	}
-	return s
 }
 
 func badRun(id string) error {

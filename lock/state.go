@@ -25,22 +25,16 @@ type State struct {
 	// clock; AgeKnown is false when the host could not tell.
 	Age      time.Duration
 	AgeKnown bool
-	// Why says which rule makes the lock stealable: "stale" (not renewed
-	// for its lease), "boot" (recorded on a previous boot), "exited" (its
-	// holder process and everything it started are gone), "forced" (a
-	// forced break), or "" when none does.
-	Why string
+	// Why is the rule that makes the lock stealable (or RuleForced, for a
+	// forced break), "" when none does.
+	Why Rule
 	// Stale is the stale period for a record that names no lease.
 	Stale time.Duration
 	// Lease is the lease the host applies: the record's, or Stale.
 	Lease time.Duration
 	// Proc is what the host found about the holder process the record
-	// names (the exited rule): "alive", "exited", "none" (a manual hold,
-	// or a record that names none), "boot", "pidns" or "uid" (held on
-	// another boot, in another PID namespace, or by another login: the
-	// rule does not apply), "unknown" (the host could not tell), or ""
-	// when the host did not say.
-	Proc string
+	// names (the exited rule), "" when the host did not look.
+	Proc HolderProc
 	// Host is the host's facts (its boot evidence), nil when unknown.
 	Host *shellcmd.Facts
 	// Debris lists paths an earlier version left that nothing uses any
@@ -48,8 +42,50 @@ type State struct {
 	Debris []string
 }
 
+// Rule names what lets anyone take a held lock, as the host judged it
+// (shellcmd/sh/rules.sh, h_stealable); the strings are the host's, and
+// those of --json.
+type Rule string
+
+// The rules, and a forced break.
+const (
+	// RuleBoot: the lock was recorded on a previous boot of this machine
+	// (another boot_id, or a PID namespace whose PID 1 was replaced).
+	RuleBoot Rule = "boot"
+	// RuleExited: its holder process, and everything it started, are gone.
+	RuleExited Rule = "exited"
+	// RuleStale: it was not renewed for its lease.
+	RuleStale Rule = "stale"
+	// RuleForced: a forced break, of the lock with the token given; no
+	// rule applies.
+	RuleForced Rule = "forced"
+)
+
+// HolderProc is what the host found about the process that holds a lock
+// (the exited rule, h_exited); the strings are the host's, and those of
+// --json.
+type HolderProc string
+
+// What the exited rule can find.
+const (
+	ProcAlive  HolderProc = "alive"  // the holder process runs
+	ProcExited HolderProc = "exited" // it and everything it started are gone
+	// ProcNone: a manual hold, or a record that names no process.
+	ProcNone HolderProc = "none"
+	// ProcBoot, ProcPIDNS, ProcUID: held on another boot, in another PID
+	// namespace, or by another login; the rule does not apply.
+	ProcBoot  HolderProc = "boot"
+	ProcPIDNS HolderProc = "pidns"
+	ProcUID   HolderProc = "uid"
+	// ProcUnknown: /proc could not tell, here or where the record was
+	// written.
+	ProcUnknown HolderProc = "unknown"
+)
+
 // Stealable reports whether a rule lets anyone take the lock now.
-func (s State) Stealable() bool { return s.Why == "stale" || s.Why == "boot" || s.Why == "exited" }
+func (s State) Stealable() bool {
+	return s.Why == RuleStale || s.Why == RuleBoot || s.Why == RuleExited
+}
 
 // ExpiresIn is the time until the lease runs out, by the host's clock, if
 // the holder does not renew it; ok is false when the age is unknown.
@@ -66,27 +102,18 @@ func (s State) ExpiresIn() (d time.Duration, ok bool) {
 // boot; known is false when either side is unknown or the record is an
 // earlier version's.
 func (s State) BootMatch() (match, known bool) {
-	if !s.RecordOK || s.Record.Format != 2 || s.Record.BootID == "-" || s.Host == nil || s.Host.BootID == "-" {
+	if !s.RecordOK {
 		return false, false
 	}
-	return s.Record.BootID == s.Host.BootID, true
+	return s.Record.SameBoot(s.Host)
 }
 
-// stateFrom builds a State from a verdict's age, why and record fields.
-func stateFrom(age, why, raw string, stale time.Duration, facts *shellcmd.Facts) State {
-	s := State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: facts}
-	if n := shellcmd.Age(age); n >= 0 {
-		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
-	}
-	if why != "-" {
-		s.Why = why
-	}
-	if raw != "-" {
-		s.Raw = raw
-		s.Record, s.RecordOK = shellcmd.ParseRecord(raw)
-		if s.RecordOK {
-			s.Lease = s.Record.EffectiveLease(stale)
-		}
+// stateFrom is the State of the holder h a verdict names.
+func stateFrom(h shellcmd.Holder, stale time.Duration, facts *shellcmd.Facts) State {
+	s := State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: facts,
+		Age: h.Age, AgeKnown: h.AgeKnown, Why: Rule(h.Why), Proc: HolderProc(h.Proc), Raw: h.Raw, Record: h.Record, RecordOK: h.RecordOK}
+	if s.RecordOK {
+		s.Lease = s.Record.EffectiveLease(stale)
 	}
 	return s
 }
@@ -129,13 +156,13 @@ func (s State) Reason() string {
 	switch {
 	case !s.Locked:
 		return "free"
-	case s.Why == "boot":
+	case s.Why == RuleBoot:
 		return shellcmd.Printable(s.bootReason())
-	case s.Why == "exited":
+	case s.Why == RuleExited:
 		return "holder exited: the host process that held it, and everything it started, are gone"
-	case s.Why == "stale":
+	case s.Why == RuleStale:
 		return fmt.Sprintf("stale: not renewed for %s (lease %s)", s.Age, s.Lease)
-	case s.Why == "forced":
+	case s.Why == RuleForced:
 		return "broken by force"
 	case !s.AgeKnown:
 		return "held: its age cannot be read on the host, so only a reboot or a forced break frees it"
@@ -160,10 +187,10 @@ func (s State) bootReason() string {
 // NSMatch reports whether the record was written in the host's PID
 // namespace; known is false when either side is unknown.
 func (s State) NSMatch() (match, known bool) {
-	if !s.RecordOK || s.Record.Format != 2 || s.Record.PIDNS == "-" || s.Host == nil || s.Host.PIDNS == "-" {
+	if !s.RecordOK {
 		return false, false
 	}
-	return s.Record.PIDNS == s.Host.PIDNS, true
+	return s.Record.SamePIDNS(s.Host)
 }
 
 // Process says, for people, what the host found about the holder process
@@ -171,19 +198,19 @@ func (s State) NSMatch() (match, known bool) {
 func (s State) Process() string {
 	pid := s.Record.HolderPID
 	switch s.Proc {
-	case "alive":
+	case ProcAlive:
 		return "holder process " + pid + " alive"
-	case "exited":
+	case ProcExited:
 		return "holder process " + pid + " exited"
-	case "none":
+	case ProcNone:
 		return "a manual hold: no holder process, only its lease counts"
-	case "boot":
+	case ProcBoot:
 		return "holder process on another boot"
-	case "pidns":
+	case ProcPIDNS:
 		return "holder process in another PID namespace: the host cannot see it"
-	case "uid":
+	case ProcUID:
 		return "holder process of another login: the host does not judge it"
-	case "unknown":
+	case ProcUnknown:
 		return "holder process unknown: /proc cannot tell"
 	}
 	return ""

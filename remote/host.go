@@ -117,10 +117,10 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 			return
 		}
 		switch v.Verb {
-		case shellcmd.Loaded:
+		case shellcmd.VerbLoaded:
 			in.loaded()
 			return
-		case shellcmd.FactsVerb:
+		case shellcmd.VerbFacts:
 			h.cacheFacts(v)
 			return
 		}
@@ -184,14 +184,9 @@ func (h *Host) log(op *shellcmd.Op, begin time.Time, r *Reply, size int) {
 func (h *Host) cacheFacts(v shellcmd.Verdict) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	home := v.Field(7)
-	if home == "-" {
-		home = "" // HOME is unset or empty on the host
-	}
-	h.facts = &shellcmd.Facts{Machine: v.Field(0), BootID: v.Field(1), PIDNS: v.Field(2), Init: v.Field(3),
-		Stat: v.Field(4), Nap: v.Field(5), UID: v.Field(6), Home: home}
+	f := v.Facts()
+	h.facts = &f
 	if h.Logger != nil {
-		f := h.facts
 		h.Logger.Debug("host facts", "host", h.Name(), "machine", f.Machine, "boot_id", f.BootID, "pidns", f.PIDNS,
 			"init", f.Init, "stat", f.Stat, "poll", f.Nap, "uid", f.UID, "home", f.Home)
 	}

@@ -19,5 +19,20 @@
 // protocol; docs/protocol.md describes the same steps in the same order, and
 // the stale and previous-boot rules are in sh/rules.sh only.
 //
+// # Where things live
+//
+//   - protocol.go: the protocol table, one row per reply verb: its fields by
+//     name and in order, and what it means (docs/protocol.md and
+//     docs/store.md list the same rows, and a test holds them to it);
+//     ops.go says which operation may send which verb.
+//   - codes.go: the ERROR codes, each with the package whose errors it is
+//     and the sentence it becomes ([Code.Explain]).
+//   - replies.go: the readers of the verdicts that carry fields
+//     ([Verdict.Holder], [Verdict.Run], [Verdict.Runtime], ...), which turn
+//     the host's "-" into zero values: nothing past them indexes fields or
+//     compares with "-".
+//   - sh/rules.sh: also h_say_holder, which says every verdict that names a
+//     lock's holder.
+//
 // [shellescape.Quote]: https://pkg.go.dev/al.essio.dev/pkg/shellescape#Quote
 package shellcmd

@@ -157,17 +157,17 @@ func (op *Op) definitions() string {
 }
 
 // said lists the verbs and ERROR codes that fns can say, as written in the
-// shell files ("h_say VERB" and "h_say ERROR code"): what a test compares
-// with the table.
-func said(fns []string) (verbs []Verb, errCodes []string) {
-	sayRE := regexp.MustCompile(`h_say ([A-Z]+)(?: ([a-z0-9]+))?`)
+// shell files ("h_say VERB", "h_say_holder VERB" and "h_say ERROR code"):
+// what a test compares with the table.
+func said(fns []string) (verbs []Verb, errCodes []Code) {
+	sayRE := regexp.MustCompile(`h_say(?:_holder)? ([A-Z]+)(?: ([a-z0-9]+))?`)
 	for _, f := range fns {
 		for _, m := range sayRE.FindAllStringSubmatch(lib.body[f], -1) {
 			if !slices.Contains(verbs, Verb(m[1])) {
 				verbs = append(verbs, Verb(m[1]))
 			}
-			if m[1] == string(Error) && !slices.Contains(errCodes, m[2]) {
-				errCodes = append(errCodes, m[2])
+			if m[1] == string(VerbError) && !slices.Contains(errCodes, Code(m[2])) {
+				errCodes = append(errCodes, Code(m[2]))
 			}
 		}
 	}

@@ -26,14 +26,14 @@ func TestShHistoryKeepsEveryCharacter(t *testing.T) {
 			r := fnRun{fns: []string{"h_history", "h_op_history"},
 				vars: map[string]string{"h_rec": want.Encode(), "h_since": "1700000000"},
 				call: "h_history activate a-1 b-2 && h_op_history"}.do(t, sh, root)
-			if len(r.said) != 2 || r.said[1] != string(Listed) {
+			if len(r.said) != 2 || r.said[1] != string(VerbListed) {
 				t.Fatalf("%s: said %q", sh[0], r.said)
 			}
 			v, err := ParseVerdict(r.said[0])
-			if err != nil || v.Verb != History {
+			if err != nil || v.Verb != VerbHistory {
 				t.Fatalf("%s: %q: %v", sh[0], r.said[0], err)
 			}
-			got := ParseClient(v.Fields[4], ",")
+			got := v.History().Who
 			if got.Who != want.Who || got.Version != want.Version || got.Command != want.Command {
 				t.Errorf("%s: history gave back\n who %q ver %q cmd %q\nwant who %q ver %q cmd %q",
 					sh[0], got.Who, got.Version, got.Command, want.Who, want.Version, want.Command)

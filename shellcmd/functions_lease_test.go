@@ -848,10 +848,10 @@ func TestShLeaseFence(t *testing.T) {
 		{name: "fence: fresh", lock: fnlAged(fnMe, "1200", 100), defs: steps, call: "h_fence", rc: 0,
 			said: []string{"STEP fence.checked"}, left: fnHeldLeft(fnMe)},
 		{name: "fence: our lease ran out", lock: fnlAged(fnMe, "1200", 1300), defs: steps, call: "h_fence", rc: 1,
-			said: []string{"LOST " + mine("1200")}, left: fnHeldLeft(fnMe)},
+			said: []string{"LOST - - - " + mine("1200")}, left: fnHeldLeft(fnMe)},
 		{name: "fence: taken", lock: fnlAged(fnOther, "1200", 1), defs: steps, call: "h_fence", rc: 1,
-			said: []string{"LOST " + otherRec}, left: fnHeldLeft(fnOther)},
-		{name: "fence: free", defs: steps, call: "h_fence", rc: 1, said: []string{"LOST -"}},
+			said: []string{"LOST - - - " + otherRec}, left: fnHeldLeft(fnOther)},
+		{name: "fence: free", defs: steps, call: "h_fence", rc: 1, said: []string{"LOST - - - -"}},
 	})
 	// h_ownlease, then h_owned by that lease.
 	cases := []struct {

@@ -158,12 +158,12 @@ func TestShRelease(t *testing.T) {
 	call := "h_release\nh_r=$?\nh_say_release $h_r\nreturn $h_r"
 	fnRunLockCases(t, []string{"h_release", "h_say_release"}, []fnLockCase{
 		{name: "by the owner", lock: fnHeld(fnMe), call: call, rc: 0, said: []string{"RELEASED"}},
-		{name: "by another", lock: fnHeld(fnOther), call: call, rc: 1, said: []string{"LOST " + fnRecOther},
+		{name: "by another", lock: fnHeld(fnOther), call: call, rc: 1, said: []string{"LOST - - - " + fnRecOther},
 			left: fnHeldLeft(fnOther), vals: map[string]string{"h_line": fnRecOther}},
 		{name: "of a legacy lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/owner", "hoist-lock/1 token="+fnOther+"\n") },
-			call: call, rc: 1, said: []string{"LOST hoist-lock/1 token=" + fnOther}, left: []string{LockName + "/", LockName + "/owner"}},
+			call: call, rc: 1, said: []string{"LOST - - - hoist-lock/1 token=" + fnOther}, left: []string{LockName + "/", LockName + "/owner"}},
 		{name: "of an ownerless lock", lock: func(t *testing.T, lock string) { fnMkdir(t, lock) },
-			call: call, rc: 1, said: []string{"LOST -"}, left: []string{LockName + "/"}},
+			call: call, rc: 1, said: []string{"LOST - - - -"}, left: []string{LockName + "/"}},
 		{name: "free", call: call, rc: 2, said: []string{"NOTHELD"}},
 		{name: "dead", lock: func(t *testing.T, lock string) { fnMkdir(t, lock+"/"+fnMe) },
 			call: call, rc: 2, said: []string{"NOTHELD"}, left: []string{LockName + "/", LockName + "/" + fnMe + "/"}},

@@ -12,15 +12,15 @@ type Op struct {
 	// Sends are the verdicts it may say on the way; Ends are those it may
 	// end with. A reply with any other verb is ErrVerdict.
 	Sends, Ends []Verb
-	// Codes are the ERROR codes it may end with. Package lock maps the
-	// lock's codes to errors, package store the store's.
-	Codes []string
+	// Codes are the ERROR codes it may end with (each one row of
+	// [codes], with the package that reads it and its sentence).
+	Codes []Code
 }
 
 // Allows reports whether op may say v (LOADED and FACTS belong to every
 // command).
 func (op *Op) Allows(v Verb) bool {
-	return v == Loaded || v == FactsVerb || slices.Contains(op.Sends, v) || slices.Contains(op.Ends, v)
+	return v == VerbLoaded || v == VerbFacts || slices.Contains(op.Sends, v) || slices.Contains(op.Ends, v)
 }
 
 // EndsWith reports whether op may end with v.
@@ -29,12 +29,12 @@ func (op *Op) EndsWith(v Verb) bool { return slices.Contains(op.Ends, v) }
 // The lock's waiting verdicts, what releasing may say, and the error codes
 // of taking the lock.
 var (
-	waiting = []Verb{Held, Stolen, Acquired}
+	waiting = []Verb{VerbHeld, VerbStolen, VerbAcquired}
 	// Kept: a command under a manual hold leaves the hold held.
-	releasing = []Verb{Released, Lost, NotHeld, Kept}
+	releasing = []Verb{VerbReleased, VerbLost, VerbNotHeld, VerbKept}
 	// Every operation starts with the path checks (h_setup).
-	setupCodes = []string{"nohome", "path"}
-	takeCodes  = []string{"nohome", "path", "mkdir", "lockpath", "record", "permission"}
+	setupCodes = []Code{CodeNoHome, CodePath}
+	takeCodes  = []Code{CodeNoHome, CodePath, CodeMkdir, CodeLockPath, CodeRecord, CodePermission}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -47,46 +47,46 @@ func join[T any](lists ...[]T) []T {
 
 // The operations.
 var (
-	OpStatus = &Op{Name: "status", Sends: []Verb{Debris},
-		Ends: []Verb{NoStore, Free, Lock, Error}, Codes: join(setupCodes, []string{"lockpath"})}
+	OpStatus = &Op{Name: "status", Sends: []Verb{VerbDebris},
+		Ends: []Verb{VerbNoStore, VerbFree, VerbLock, VerbError}, Codes: join(setupCodes, []Code{CodeLockPath})}
 	OpAcquire = &Op{Name: "acquire", Sends: waiting,
-		Ends: []Verb{Holding, Busy, NoStore, Abandoned, Lost, Error}, Codes: takeCodes}
-	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{Started, Fenced}, releasing),
-		Ends: []Verb{Exit, Lost, Busy, Abandoned, Error}, Codes: join(takeCodes, []string{"release"})}
-	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{Error}), Codes: join(setupCodes, []string{"release"})}
-	OpBreak   = &Op{Name: "break", Ends: []Verb{Broken, NotStale, NotOwner, Free, NoStore, Error},
-		Codes: join(setupCodes, []string{"lockpath", "changed", "permission"})}
+		Ends: []Verb{VerbHolding, VerbBusy, VerbNoStore, VerbAbandoned, VerbLost, VerbError}, Codes: takeCodes}
+	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{VerbStarted, VerbFenced}, releasing),
+		Ends: []Verb{VerbExit, VerbLost, VerbBusy, VerbAbandoned, VerbError}, Codes: join(takeCodes, []Code{CodeRelease})}
+	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{VerbError}), Codes: join(setupCodes, []Code{CodeRelease})}
+	OpBreak   = &Op{Name: "break", Ends: []Verb{VerbBroken, VerbNotStale, VerbNotOwner, VerbFree, VerbNoStore, VerbError},
+		Codes: join(setupCodes, []Code{CodeLockPath, CodeChanged, CodePermission})}
 
-	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{Activated, NotFound, Resume, Have}, releasing),
-		Ends:  []Verb{Present, Stage, Lost, Busy, Abandoned, Error},
-		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256"})}
-	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{Present, Promoted, Activated, NotFound}),
-		Ends:  join(releasing, []Verb{Corrupt, Busy, Abandoned, Error}),
-		Codes: join(takeCodes, []string{"release", "switch", "foreign", "collision", "space", "stage", "nosha256", "unpack", "promote"})}
-	OpRefresh = &Op{Name: "refresh", Ends: []Verb{Refreshed, Lost, NotHeld, NoStore, Error}, Codes: setupCodes}
-	OpRuns    = &Op{Name: "runs", Sends: []Verb{RunLine}, Ends: []Verb{Listed, Error}, Codes: setupCodes}
-	OpLogs    = &Op{Name: "logs", Sends: []Verb{Cut}, Ends: []Verb{RunState, NoRun, Error}, Codes: setupCodes}
+	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbHave}, releasing),
+		Ends:  []Verb{VerbPresent, VerbStage, VerbLost, VerbBusy, VerbAbandoned, VerbError},
+		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256})}
+	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
+		Ends:  join(releasing, []Verb{VerbCorrupt, VerbBusy, VerbAbandoned, VerbError}),
+		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
+	OpRefresh = &Op{Name: "refresh", Ends: []Verb{VerbRefreshed, VerbLost, VerbNotHeld, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpRuns    = &Op{Name: "runs", Sends: []Verb{VerbRun}, Ends: []Verb{VerbListed, VerbError}, Codes: setupCodes}
+	OpLogs    = &Op{Name: "logs", Sends: []Verb{VerbCut}, Ends: []Verb{VerbRunState, VerbNoRun, VerbError}, Codes: setupCodes}
 
-	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{Dropped, Error}, Codes: setupCodes}
-	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{Resumable, Error}, Codes: setupCodes}
-	OpList      = &Op{Name: "list", Sends: []Verb{Runtime}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
-	OpHistory   = &Op{Name: "history", Sends: []Verb{History}, Ends: []Verb{Listed, NoStore, Error}, Codes: setupCodes}
-	OpActivate  = &Op{Name: "activate", Sends: join(waiting, []Verb{Activated, NotFound}),
-		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
-	OpRollback = &Op{Name: "rollback", Sends: join(waiting, []Verb{Activated, NoPrevious, NotFound}),
-		Ends: join(releasing, []Verb{NoPrevious, NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "switch"})}
-	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{Pinned, Unpinned, NotFound}),
-		Ends: join(releasing, []Verb{NotFound, NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "pin"})}
-	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{Keep, Delete, Sweep, NoProc}),
-		Ends: join(releasing, []Verb{NoStore, Busy, Abandoned, Error}), Codes: join(takeCodes, []string{"release", "gc"})}
+	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{VerbDropped, VerbError}, Codes: setupCodes}
+	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{VerbResumable, VerbError}, Codes: setupCodes}
+	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpActivate  = &Op{Name: "activate", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound}),
+		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch})}
+	OpRollback = &Op{Name: "rollback", Sends: join(waiting, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound}),
+		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch})}
+	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{VerbPinned, VerbUnpinned, VerbNotFound}),
+		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodePin})}
+	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{VerbKeep, VerbDelete, VerbSweep, VerbNoProc}),
+		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
 	// OpRoot is read-only: where the store's root is on the host.
-	OpRoot = &Op{Name: "root", Ends: []Verb{RootVerb, Error}, Codes: setupCodes}
+	OpRoot = &Op{Name: "root", Ends: []Verb{VerbRoot, VerbError}, Codes: setupCodes}
 	// OpDoctor is read-only; it runs without h_setup (its Main is
 	// h_op_doctor alone) and reports the path checks, whose ERROR it
 	// captures, as CHECK lines. ERROR is listed for h_setup, which every
 	// command carries.
-	OpDoctor = &Op{Name: "doctor", Sends: []Verb{Check, NoStore, Free, Lock, Debris, Error}, Ends: []Verb{Doctor, Error},
-		Codes: join(setupCodes, []string{"lockpath"})}
+	OpDoctor = &Op{Name: "doctor", Sends: []Verb{VerbCheck, VerbNoStore, VerbFree, VerbLock, VerbDebris, VerbError}, Ends: []Verb{VerbDoctor, VerbError},
+		Codes: join(setupCodes, []Code{CodeLockPath})}
 )
 
 // Ops lists every operation.

@@ -150,6 +150,26 @@ func digits(s string) string {
 	return s
 }
 
+// SameBoot reports whether r was written on the boot the host is on now
+// (f, its facts); known is false when r is an earlier version's, or either
+// side could not read its boot_id.
+func (r Record) SameBoot(f *Facts) (same, known bool) {
+	if r.Format != 2 || r.BootID == "-" || f == nil || f.BootID == "" {
+		return false, false
+	}
+	return r.BootID == f.BootID, true
+}
+
+// SamePIDNS reports whether r was written in the host's PID namespace (f,
+// its facts); known is false when r is an earlier version's, or either side
+// could not read it.
+func (r Record) SamePIDNS(f *Facts) (same, known bool) {
+	if r.Format != 2 || r.PIDNS == "-" || f == nil || f.PIDNS == "" {
+		return false, false
+	}
+	return r.PIDNS == f.PIDNS, true
+}
+
 // EffectiveLease is the lease the host applies to this record: its own, or
 // stale when it names none.
 func (r Record) EffectiveLease(stale time.Duration) time.Duration {

@@ -9,8 +9,9 @@ import (
 	"al.essio.dev/pkg/shellescape"
 )
 
-// Facts are what a host told about itself; cached per connection. A fact the
-// host could not read is "-".
+// Facts are what a host told about itself (FACTS); cached per connection. A
+// fact the host could not read is "" (the host says "-", and reads "-" back
+// from the cache).
 type Facts struct {
 	// Machine is "<machine-id>:<host name>"; BootID the kernel's boot_id;
 	// PIDNS the login's PID namespace (when /proc is its own) and Init the
@@ -36,8 +37,9 @@ func prelude(marker string, f *Facts) string {
 	b.WriteString("set -f\numask o-w\ntrap '' HUP PIPE\nh_nl='\n'\n")
 	assign(&b, "h_marker", marker)
 	if f != nil {
-		for _, kv := range [][2]string{{"h_mach", f.Machine}, {"h_bootid", f.BootID}, {"h_pidns", f.PIDNS},
-			{"h_init", f.Init}, {"h_stat", f.Stat}, {"h_nap", f.Nap}, {"h_uid", f.UID}, {"h_home", f.Home}} {
+		for _, kv := range [][2]string{{"h_mach", orDash(f.Machine)}, {"h_bootid", orDash(f.BootID)},
+			{"h_pidns", orDash(f.PIDNS)}, {"h_init", orDash(f.Init)}, {"h_stat", f.Stat}, {"h_nap", f.Nap},
+			{"h_uid", orDash(f.UID)}, {"h_home", f.Home}} {
 			assign(&b, kv[0], kv[1])
 		}
 	}
@@ -213,7 +215,7 @@ func (fr Fragment) Script(marker string, f *Facts) string {
 	var b strings.Builder
 	b.WriteString(prelude(marker, f))
 	b.WriteString(fr.Defs)
-	b.WriteString("h_say " + string(Loaded) + "\n")
+	b.WriteString("h_say " + string(VerbLoaded) + "\n")
 	if f == nil {
 		b.WriteString(lib.probe) // facts.sh: says FACTS
 	}

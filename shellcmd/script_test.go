@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestOpsTableMatchesTheShellCode(t *testing.T) {
 		verbs, errCodes := said(op.Functions())
 		declared := append(slices.Clone(op.Sends), op.Ends...)
 		for _, v := range verbs {
-			if v != Loaded && !slices.Contains(declared, v) {
+			if v != VerbLoaded && !slices.Contains(declared, v) {
 				t.Errorf("%s: the shell says %s, which the table does not list", op.Name, v)
 			}
 		}
@@ -69,6 +70,121 @@ func TestOpsTableMatchesTheShellCode(t *testing.T) {
 			}
 		}
 	}
+	// Every h_say VERB sends the fields the verb's row names: as many
+	// words, or for ERROR a code and any text; every h_say_holder VERB is a
+	// verb whose fields are a holder's, which h_say_holder sends.
+	sayRE := regexp.MustCompile(`\bh_say(_holder)? ([A-Z]+)\b`)
+	calls := 0
+	for _, name := range append(slices.Clone(lib.order), "(facts probe)") {
+		body := lib.body[name]
+		if name == "(facts probe)" {
+			body = lib.probe
+		}
+		for _, m := range sayRE.FindAllStringSubmatchIndex(body, -1) {
+			verb, viaHolder := Verb(body[m[4]:m[5]]), m[2] >= 0
+			words := shellWords(body[m[1]:])
+			spec, ok := specs[verb]
+			calls++
+			switch {
+			case !ok:
+				t.Errorf("%s says %s, which the protocol table does not list", name, verb)
+			case viaHolder && (len(words) != 0 || !slices.Equal(spec.fields, holder)):
+				t.Errorf("%s says %s through h_say_holder (with %q), but its row's fields are %v, not a holder's %v",
+					name, verb, words, spec.fields, holder)
+			case !viaHolder && !spec.lastOptional && len(words) != len(spec.fields),
+				!viaHolder && spec.lastOptional && len(words) < len(spec.fields)-1:
+				t.Errorf("%s says %s with %d words %q; its row has %d fields %v", name, verb, len(words), words, len(spec.fields), spec.fields)
+			}
+		}
+	}
+	if calls < 100 {
+		t.Fatalf("found only %d h_say calls in the shell code", calls)
+	}
+	holderSays := regexp.MustCompile(`h_say "\$1"`).FindAllStringIndex(lib.body["h_say_holder"], -1)
+	if len(holderSays) == 0 {
+		t.Fatalf("h_say_holder does not say its verb: %q", lib.body["h_say_holder"])
+	}
+	for _, m := range holderSays {
+		if words := shellWords(lib.body["h_say_holder"][m[1]:]); len(words) != len(holder) {
+			t.Errorf("h_say_holder sends %d words %q; a holder has %d fields %v", len(words), words, len(holder), holder)
+		}
+	}
+}
+
+// shellWords splits what follows on a shell command line into its words, up
+// to the end of the command (a newline, ;, &, |, a closing parenthesis or a
+// comment).
+// Quotes, $(...), $((...)) and ${...} belong to the word they are in.
+func shellWords(s string) []string {
+	var words []string
+	start := -1
+	i := 0
+	end := func() {
+		if start >= 0 {
+			words = append(words, s[start:i])
+			start = -1
+		}
+	}
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			end()
+			i++
+			continue
+		case strings.IndexByte("\n;&|)", c) >= 0, c == '#' && start < 0:
+			end()
+			return words
+		}
+		if start < 0 {
+			start = i
+		}
+		i = skipShell(s, i)
+	}
+	end()
+	return words
+}
+
+// skipShell is the index after the character, the quoted string or the
+// expansion that starts at s[i].
+func skipShell(s string, i int) int {
+	switch c := s[i]; {
+	case c == '\\':
+		return min(i+2, len(s))
+	case c == '\'':
+		if j := strings.IndexByte(s[i+1:], '\''); j >= 0 {
+			return i + 1 + j + 1
+		}
+		return len(s)
+	case c == '"':
+		for i++; i < len(s) && s[i] != '"'; {
+			i = skipShell(s, i)
+		}
+		return min(i+1, len(s))
+	case c == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+		open, closing := s[i+1], byte(')')
+		if open == '{' {
+			closing = '}'
+		}
+		depth := 0
+		for i++; i < len(s); {
+			switch s[i] {
+			case open:
+				depth++
+			case closing:
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			case '"', '\'', '\\', '$':
+				i = skipShell(s, i)
+				continue
+			}
+			i++
+		}
+		return len(s)
+	}
+	return i + 1
 }
 
 // TestOpsShipOnlyWhatTheyCall: a command carries its operation's functions
@@ -114,5 +230,21 @@ func TestScriptOrder(t *testing.T) {
 		strings.Index(s, "h_say FACTS"), strings.LastIndex(s, "h_op_status\n")
 	if !(defs >= 0 && defs < loaded && loaded < probe && probe < main) {
 		t.Fatalf("order: defs %d, LOADED %d, probe %d, main %d", defs, loaded, probe, main)
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		` "$h_i" plan; done`: {`"$h_i"`, "plan"},
+		` lockpath "$h_oddwhy" "$(h_oneline "$h_odd")" ;;`: {"lockpath", `"$h_oddwhy"`, `"$(h_oneline "$h_odd")"`},
+		` "$2" $((-h_off))` + "\nnext":                     {`"$2"`, "$((-h_off))"},
+		` "$h_n" 'done'`:                                   {`"$h_n"`, "'done'"},
+		` "$1" "$(h_oneline "${4:--}")" # x`:               {`"$1"`, `"$(h_oneline "${4:--}")"`},
+		`; fi`:                                             nil,
+		` "a b"c\ d e`:                                     {`"a b"c\ d`, "e"},
+	} {
+		if got := shellWords(in); !slices.Equal(got, want) {
+			t.Errorf("shellWords(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

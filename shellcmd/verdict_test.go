@@ -19,13 +19,15 @@ func TestParseVerdict(t *testing.T) {
 		{in: "EXIT 3", verb: "EXIT", fields: []string{"3"}},
 		{in: "EXIT three", bad: true},
 		{in: "EXIT", bad: true},
-		{in: "HELD 12 hoist-lock/1 token=a boot=b since=1", verb: "HELD", fields: []string{"12", "hoist-lock/1 token=a boot=b since=1"}},
-		{in: "HELD - -", verb: "HELD", fields: []string{"-", "-"}},
-		{in: "HELD 12", bad: true},
+		{in: "HELD 12 - alive hoist-lock/1 token=a boot=b since=1", verb: "HELD", fields: []string{"12", "-", "alive", "hoist-lock/1 token=a boot=b since=1"}},
+		{in: "HELD - - - -", verb: "HELD", fields: []string{"-", "-", "-", "-"}},
+		{in: "HELD 12 - -", bad: true},
 		{in: "LOCK 5 stale alive garbage with  spaces", verb: "LOCK", fields: []string{"5", "stale", "alive", "garbage with  spaces"}},
 		{in: "FACTS m:h b 4026531836 1 gnu 0.1 1000 /home/a b", verb: "FACTS", fields: []string{"m:h", "b", "4026531836", "1", "gnu", "0.1", "1000", "/home/a b"}},
 		{in: "ERROR mkdir no space", verb: "ERROR", fields: []string{"mkdir", "no space"}},
 		{in: "ERROR changed", verb: "ERROR", fields: []string{"changed"}},
+		{in: "ERROR release ", verb: "ERROR", fields: []string{"release"}},
+		{in: "ERROR  text", bad: true},
 		{in: "ERROR", bad: true},
 		{in: "ACQUIRED", bad: true},
 		{in: "RELEASED", verb: "RELEASED"},
@@ -40,13 +42,13 @@ func TestParseVerdict(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || string(v.Verb) != tc.verb || len(v.Fields) != len(tc.fields) {
+		if err != nil || string(v.Verb) != tc.verb || len(v.fields) != len(tc.fields) {
 			t.Errorf("%q: got %+v, %v", tc.in, v, err)
 			continue
 		}
 		for i := range tc.fields {
-			if v.Fields[i] != tc.fields[i] {
-				t.Errorf("%q: field %d = %q, want %q", tc.in, i, v.Fields[i], tc.fields[i])
+			if v.fields[i] != tc.fields[i] {
+				t.Errorf("%q: field %d = %q, want %q", tc.in, i, v.fields[i], tc.fields[i])
 			}
 		}
 	}

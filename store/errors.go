@@ -2,9 +2,6 @@ package store
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
@@ -43,76 +40,25 @@ var (
 	ErrStageReplaced = errors.New("the stage on the host was not the one the push made when the upload opened it: someone renames entries in the store (its group may write it); nothing was written or removed: push again, and find out who if it happens again")
 )
 
-// HostError is an ERROR verdict of a store command, with one of the store's
-// codes (the lock's are lock.HostError).
-type HostError struct {
-	Code   string
-	Detail string
+// HostError is an ERROR verdict of a store command: lock's, which says the
+// store's codes with their own sentences too. Its Err is ErrNoSpace for
+// space and ErrIDTaken for foreign and collision.
+type HostError = lock.HostError
+
+// sentinels are the errors the store's codes stand for.
+var sentinels = map[shellcmd.Code]error{
+	shellcmd.CodeSpace:     ErrNoSpace,
+	shellcmd.CodeForeign:   ErrIDTaken,
+	shellcmd.CodeCollision: ErrIDTaken,
 }
 
-// storeCodes are the store's error codes and their sentences.
-var storeCodes = map[string]func(detail string) string{
-	"space": func(d string) string {
-		need, free, _ := strings.Cut(d, " ")
-		return fmt.Sprintf("not enough free space: the runtime needs %s in the store's filesystem, which has %s free; make room (hoist gc) and push again", kib(need), kib(free))
-	},
-	"foreign": func(d string) string {
-		return d + " exists and hoist did not promote it (it has no mark in .meta); it is left alone: move it away, or push under another --name"
-	},
-	"collision": func(d string) string {
-		id, digest, _ := strings.Cut(d, " ")
-		return id + " on the host is another tree whose digest (" + digest + ") shares the id's 12 digits; it is left alone: push under another --name"
-	},
-	"unpack":   func(d string) string { return "the host could not unpack the upload: " + d },
-	"promote":  func(d string) string { return "the host could not promote the runtime: " + d },
-	"switch":   func(d string) string { return "the host could not switch current: " + d },
-	"stage":    func(d string) string { return "the upload's stage: " + d },
-	"pin":      func(d string) string { return "the host could not pin the runtime: " + d },
-	"nosha256": func(d string) string { return "the host could not verify the upload: " + d },
-	"gc":       func(d string) string { return "gc: " + d },
-}
-
-// Codes lists the error codes package store reads.
-func Codes() []string {
-	out := make([]string, 0, len(storeCodes))
-	for c := range storeCodes {
-		out = append(out, c)
-	}
-	return out
-}
-
-func (e *HostError) Error() string {
-	return shellcmd.Printable(storeCodes[e.Code](e.Detail))
-}
-
-// Unwrap maps space to ErrNoSpace, and foreign and collision to ErrIDTaken.
-func (e *HostError) Unwrap() error {
-	switch e.Code {
-	case "space":
-		return ErrNoSpace
-	case "foreign", "collision":
-		return ErrIDTaken
-	}
-	return nil
-}
-
-// err reads the lock's and the store's errors in a reply (lock.Err), giving
-// the store's codes their own sentences.
+// err reads the lock's and the store's errors in a reply (lock.Err), with
+// the store's codes standing for the store's errors.
 func (s *Store) err(r *remote.Reply, op string) error {
 	err := s.l.Err(r, op)
-	var he *lock.HostError
-	if errors.As(err, &he) {
-		if _, ok := storeCodes[he.Code]; ok {
-			return &HostError{Code: he.Code, Detail: he.Detail}
-		}
+	var he *HostError
+	if errors.As(err, &he) && he.Err == nil {
+		he.Err = sentinels[he.Code]
 	}
 	return err
-}
-
-func kib(field string) string {
-	n, err := strconv.ParseInt(field, 10, 64)
-	if err != nil {
-		return field + " KiB"
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/1024)
 }

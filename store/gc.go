@@ -47,18 +47,19 @@ func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (
 	res := &GCResult{DryRun: dryRun}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Keep:
-			// The name is the last field, percent-encoded (h_pct).
-			res.Kept = append(res.Kept, Kept{ID: shellcmd.Unpct(v.Field(1)), Why: v.Field(0)})
-		case shellcmd.Delete:
-			if v.Field(1) == "failed" {
-				res.Failed = append(res.Failed, v.Field(0))
+		case shellcmd.VerbKeep:
+			id, why := v.GCItem()
+			res.Kept = append(res.Kept, Kept{ID: id, Why: why})
+		case shellcmd.VerbDelete:
+			if id, state := v.GCItem(); state == "failed" {
+				res.Failed = append(res.Failed, id)
 			} else {
-				res.Deleted = append(res.Deleted, v.Field(0))
+				res.Deleted = append(res.Deleted, id)
 			}
-		case shellcmd.Sweep:
-			res.Swept = append(res.Swept, v.Field(0))
-		case shellcmd.NoProc:
+		case shellcmd.VerbSweep:
+			path, _ := v.GCItem()
+			res.Swept = append(res.Swept, path)
+		case shellcmd.VerbNoProc:
 			return res, ErrNoProcessCheck
 		}
 	}

@@ -160,20 +160,6 @@ func TestGCDeletesOnlyWhatHoistMade(t *testing.T) {
 	}
 }
 
-// TestEveryErrorCodeIsRead: each ERROR code an operation can end with is read
-// by package lock or by package store, so no host error reaches a user as a
-// bare code.
-func TestEveryErrorCodeIsRead(t *testing.T) {
-	known := append(lock.Codes(), store.Codes()...)
-	for _, op := range shellcmd.Ops {
-		for _, c := range op.Codes {
-			if !slices.Contains(known, c) {
-				t.Errorf("%s can end with ERROR %s, which neither lock nor store reads", op.Name, c)
-			}
-		}
-	}
-}
-
 // TestGCSweepsOldRunDirectories: the scratch of a command long gone is
 // removed; a run's record stays for --keep-runs (a week), an earlier
 // version's kept output a day; a name that is not a token is never touched.

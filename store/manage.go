@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
@@ -39,28 +38,16 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	}
 	var out []Runtime
 	for _, v := range r.Verdicts {
-		if v.Verb != shellcmd.Runtime {
+		if v.Verb != shellcmd.VerbRuntime {
 			continue
 		}
-		when, _ := strconv.ParseInt(v.Field(1), 10, 64)
-		size, _ := strconv.ParseInt(v.Field(2), 10, 64)
-		flags := v.Field(3)
-		rt := Runtime{ID: v.Field(0), Promoted: time.Unix(when, 0), Size: size, Name: v.Field(5)}
-		for _, f := range flags {
-			switch f {
-			case 'c':
-				rt.Current = true
-			case 'p':
-				rt.Previous = true
-			case 'P':
-				rt.Pinned = true
-			}
-		}
-		out = append(out, rt)
+		l := v.Runtime()
+		out = append(out, Runtime{ID: l.ID, Name: l.Name, Size: l.Size, Promoted: l.Promoted,
+			Current: l.Current, Previous: l.Previous, Pinned: l.Pinned})
 	}
 	switch r.Last().Verb {
-	case shellcmd.Listed, shellcmd.NoStore:
-		return out, r.Last().Verb == shellcmd.NoStore, nil
+	case shellcmd.VerbListed, shellcmd.VerbNoStore:
+		return out, r.Last().Verb == shellcmd.VerbNoStore, nil
 	}
 	return nil, false, s.err(r, "list")
 }
@@ -110,16 +97,14 @@ func (s *Store) switchTo(ctx context.Context, fr shellcmd.Fragment, ev lock.Even
 	var sw *Switch
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Activated:
-			sw = &Switch{Current: v.Field(0)}
-			if prev := v.Field(1); prev != "-" {
-				sw.Previous = prev
-			}
-		case shellcmd.NotFound:
+		case shellcmd.VerbActivated:
+			sw = &Switch{}
+			sw.Current, sw.Previous = v.Activated()
+		case shellcmd.VerbNotFound:
 			return nil, ErrNotFound
-		case shellcmd.NoPrevious:
+		case shellcmd.VerbNoPrevious:
 			return nil, ErrNoPrevious
-		case shellcmd.NoStore:
+		case shellcmd.VerbNoStore:
 			return nil, ErrNoStore
 		}
 	}
@@ -147,11 +132,11 @@ func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Durati
 	done := false
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.NotFound:
+		case shellcmd.VerbNotFound:
 			return ErrNotFound
-		case shellcmd.NoStore:
+		case shellcmd.VerbNoStore:
 			return ErrNoStore
-		case shellcmd.Pinned, shellcmd.Unpinned:
+		case shellcmd.VerbPinned, shellcmd.VerbUnpinned:
 			done = true
 		}
 	}

@@ -24,8 +24,8 @@ type PublishOptions struct {
 	// are tried first.
 	MountFrom []string
 	// Record is the file in which publishes are remembered for later
-	// mounts; "" is the user's cache directory (hoist/published/), "-"
-	// none.
+	// mounts; "" is the user's cache directory (hoist/published/),
+	// NoRecord none.
 	Record string
 	// Parallel is how many blobs are checked and sent at once; zero
 	// means 4.

@@ -26,11 +26,14 @@ type publishedRecord struct {
 // maxRecorded bounds a record; past it, only the last publish's blobs stay.
 const maxRecorded = 50000
 
+// NoRecord, as PublishOptions.Record, keeps no record of publishes.
+const NoRecord = "-"
+
 // recordPath is where publishes to host are recorded, "" for none; file
-// overrides it ("-": none).
+// overrides it (NoRecord: none).
 func recordPath(host, file string) string {
 	switch file {
-	case "-":
+	case NoRecord:
 		return ""
 	case "":
 	default:

@@ -143,24 +143,25 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}
 	res.read(r)
 	switch r.Last().Verb {
-	case shellcmd.Present:
+	case shellcmd.VerbPresent:
 		res.Present = true
 		if err := s.err(r, "push"); err != nil {
 			return res, err
 		}
 		return res, res.activation(opts)
-	case shellcmd.Stage:
+	case shellcmd.VerbStage:
 	default:
 		return res, s.err(r, "push")
 	}
-	st := staged{pool: map[string]string{}, streams: opts.Streams, shared: r.Last().Field(1) == "shared", stamp: p.Stamp}
+	_, shared := r.Last().Stage()
+	st := staged{pool: map[string]string{}, streams: opts.Streams, shared: shared, stamp: p.Stamp}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Have:
-			st.pool[v.Field(0)] = v.Field(1)
-		case shellcmd.Resume:
-			st.offset, _ = strconv.ParseInt(v.Field(1), 10, 64)
-			st.prefix = v.Field(2)
+		case shellcmd.VerbHave:
+			name, path := v.Have()
+			st.pool[name] = path
+		case shellcmd.VerbResume:
+			_, st.offset, st.prefix = v.Resume()
 		}
 	}
 	if st.streams == 0 {
@@ -214,8 +215,8 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		return res, err
 	}
 	res.read(r)
-	if v := r.Last(); v.Verb == shellcmd.Corrupt {
-		return res, fmt.Errorf("%w: the host has sha256 %s, hoist sent %s", ErrCorrupt, v.Field(0), sum)
+	if v := r.Last(); v.Verb == shellcmd.VerbCorrupt {
+		return res, fmt.Errorf("%w: the host has sha256 %s, hoist sent %s", ErrCorrupt, v.Digest(), sum)
 	}
 	if err := s.err(r, "push"); err != nil {
 		return res, err
@@ -289,13 +290,13 @@ func (res *PushResult) activation(opts PushOptions) error {
 func (res *PushResult) read(r *remote.Reply) {
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.Promoted:
+		case shellcmd.VerbPromoted:
 			res.Promoted = true
-		case shellcmd.Present:
+		case shellcmd.VerbPresent:
 			res.Present = true
-		case shellcmd.Activated:
+		case shellcmd.VerbActivated:
 			res.Activated = true
-			if prev := v.Field(1); prev != "-" && prev != v.Field(0) {
+			if id, prev := v.Activated(); prev != id {
 				res.Previous = prev
 			}
 		}

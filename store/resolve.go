@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,20 +106,15 @@ func (s *Store) History(ctx context.Context) ([]Switched, error) {
 	}
 	var out []Switched
 	for _, v := range r.Verdicts {
-		if v.Verb != shellcmd.History {
+		if v.Verb != shellcmd.VerbHistory {
 			continue
 		}
-		when, _ := strconv.ParseInt(v.Field(0), 10, 64)
-		h := Switched{When: time.Unix(when, 0), Action: v.Field(1), From: v.Field(2), To: v.Field(3)}
-		if h.From == "-" {
-			h.From = ""
-		}
-		who := shellcmd.ParseClient(v.Field(4), ",")
-		h.Who, h.Command, h.Version = who.Who, who.Command, who.Version
-		out = append(out, h)
+		l := v.History()
+		out = append(out, Switched{When: l.When, Action: l.Action, From: l.From, To: l.To,
+			Who: l.Who.Who, Command: l.Who.Command, Version: l.Who.Version})
 	}
 	switch r.Last().Verb {
-	case shellcmd.Listed, shellcmd.NoStore:
+	case shellcmd.VerbListed, shellcmd.VerbNoStore:
 		return out, nil
 	}
 	return nil, s.err(r, "history")

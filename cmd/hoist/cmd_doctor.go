@@ -63,6 +63,10 @@ It exits 1 when any item fails.`,
 	}
 }
 
+// noValue is what the doctor shows, in its table and in --json, for an
+// item or a target field that has no value.
+const noValue = "-"
+
 // The statuses of a check.
 const (
 	checkOK   = "ok"
@@ -90,7 +94,7 @@ func (a *app) doctorHost(ctx context.Context, target string, root shellcmd.Root)
 	name := transport.RedactTarget(target)
 	cfg, err := a.resolve(ctx, target, nil)
 	if err != nil {
-		tg := doctorTarget{User: "-", Host: name, Port: "-", Jump: "-", Identity: "-", Missing: []string{}, Agent: "-", Key: "-"}
+		tg := doctorTarget{User: noValue, Host: name, Port: noValue, Jump: noValue, Identity: noValue, Missing: []string{}, Agent: noValue, Key: noValue}
 		return unreached(name, tg, err, check{Name: "target", Status: checkFail, Value: name, Detail: err.Error(),
 			Fix: "check the OpenSSH configuration for " + name + " (ssh -G " + name + ")"})
 	}
@@ -100,7 +104,7 @@ func (a *app) doctorHost(ctx context.Context, target string, root shellcmd.Root)
 	t, err := a.dial(ctx, target, cfg)
 	if err != nil {
 		what, todo, _ := strings.Cut(explain(err), "; ")
-		return unreached(name, tg, err, tc, check{Name: "connect", Status: checkFail, Value: "-", Detail: what, Fix: todo})
+		return unreached(name, tg, err, tc, check{Name: "connect", Status: checkFail, Value: noValue, Detail: what, Fix: todo})
 	}
 	defer t.Close()
 	tg.Key = orDash(t.Reached().Key)
@@ -173,7 +177,7 @@ func report(checks []check, tg doctorTarget) result {
 
 // localTarget is the local target: this machine, as the current user.
 func localTarget() doctorTarget {
-	tg := doctorTarget{User: "-", Host: transport.LocalTarget, Port: "-", Jump: "-", Identity: "-", Missing: []string{}, Agent: "-", Key: "-"}
+	tg := doctorTarget{User: noValue, Host: transport.LocalTarget, Port: noValue, Jump: noValue, Identity: noValue, Missing: []string{}, Agent: noValue, Key: noValue}
 	if u, err := user.Current(); err == nil {
 		tg.User = u.Username
 	}
@@ -182,7 +186,7 @@ func localTarget() doctorTarget {
 
 // resolvedTarget is how cfg reaches the host.
 func resolvedTarget(cfg transport.SSHConfig) doctorTarget {
-	tg := doctorTarget{User: cfg.User, Host: cfg.Target, Port: "22", Jump: orDash(cfg.Via), Identity: "-", Missing: []string{}, Agent: "-", Key: "-"}
+	tg := doctorTarget{User: cfg.User, Host: cfg.Target, Port: "22", Jump: orDash(cfg.Via), Identity: noValue, Missing: []string{}, Agent: noValue, Key: noValue}
 	if at := strings.LastIndex(tg.Host, "@"); at >= 0 {
 		if tg.User == "" {
 			tg.User = tg.Host[:at]
@@ -225,7 +229,7 @@ func targetCheck(name string, tg doctorTarget) check {
 			Detail: fmt.Sprintf("local: this machine as %s, through /bin/sh; no ssh", tg.User)}
 	}
 	ids := "no identity file (none of the default ~/.ssh/id_* exists)"
-	if tg.Identity != "-" {
+	if tg.Identity != noValue {
 		files := strings.Split(tg.Identity, ",")
 		for i, f := range files {
 			if slices.Contains(tg.Missing, f) {
@@ -235,11 +239,11 @@ func targetCheck(name string, tg doctorTarget) check {
 		ids = "identity files " + strings.Join(files, ", ")
 	}
 	agent := "no ssh-agent"
-	if tg.Agent != "-" {
+	if tg.Agent != noValue {
 		agent = "the keys of ssh-agent at " + tg.Agent
 	}
 	via := "directly"
-	if tg.Jump != "-" {
+	if tg.Jump != noValue {
 		via = "via " + tg.Jump
 	}
 	c := check{Name: "target", Status: checkOK, Value: name,
@@ -254,8 +258,8 @@ func targetCheck(name string, tg doctorTarget) check {
 func authCheck(tg doctorTarget) check {
 	switch {
 	case tg.Host == transport.LocalTarget:
-		return check{Name: "auth", Status: checkOK, Value: "-", Detail: "none: the target is this machine"}
-	case tg.Key == "-":
+		return check{Name: "auth", Status: checkOK, Value: noValue, Detail: "none: the target is this machine"}
+	case tg.Key == noValue:
 		return check{Name: "auth", Status: checkOK, Value: "none", Detail: "the host let the login in without a key"}
 	}
 	return check{Name: "auth", Status: checkOK, Value: "publickey", Detail: "public key " + tg.Key + ", accepted by the host"}
@@ -273,7 +277,7 @@ func timeChecks(ctx context.Context, t transport.Transport) []check {
 	end := time.Now()
 	took := end.Sub(begin)
 
-	rc := check{Name: "rtt", Status: checkOK, Value: "-"}
+	rc := check{Name: "rtt", Status: checkOK, Value: noValue}
 	switch {
 	case rtt > 0:
 		rc.Value = round(rtt).String()
@@ -291,7 +295,7 @@ func timeChecks(ctx context.Context, t transport.Transport) []check {
 		rc.Detail += fmt.Sprintf("; a trivial command takes %s", round(took))
 	}
 
-	cc := check{Name: "clock", Status: checkWarn, Value: "-"}
+	cc := check{Name: "clock", Status: checkWarn, Value: noValue}
 	hostTime, resolution, ok := parseHostTime(out.String())
 	switch {
 	case err != nil:
@@ -399,28 +403,29 @@ func hostChecks(ctx context.Context, l *lock.Lock) ([]check, *output.Lock) {
 	if r != nil {
 		for _, v := range r.Verdicts {
 			switch v.Verb {
-			case shellcmd.Check:
-				checks = append(checks, check{Name: v.Field(0), Status: v.Field(1), Value: v.Field(2), Detail: v.Field(3)})
-			case shellcmd.NoStore:
+			case shellcmd.VerbCheck:
+				c := v.Check()
+				checks = append(checks, check{Name: c.Name, Status: c.Status, Value: orDash(c.Value), Detail: orDash(c.Detail)})
+			case shellcmd.VerbNoStore:
 				checks = append(checks, check{Name: "lock", Status: checkOK, Value: "nostore", Detail: "free: there is no store yet"})
 				lockJSON = stateJSON(lock.State{})
-			case shellcmd.Free:
+			case shellcmd.VerbFree:
 				checks = append(checks, check{Name: "lock", Status: checkOK, Value: "free", Detail: "free"})
 				lockJSON = stateJSON(lock.State{Store: true})
-			case shellcmd.Lock:
-				s := lockState(v, l)
+			case shellcmd.VerbLock:
+				s := l.StateOf(v.Holder())
 				checks = append(checks, lockCheck(s))
 				lockJSON = stateJSON(s)
-			case shellcmd.Debris:
-				p := v.Field(0)
+			case shellcmd.VerbDebris:
+				p := v.Path()
 				debris = append(debris, check{Name: "debris", Status: checkWarn, Value: p,
 					Detail: p + " was left by an earlier hoist and nothing uses it", Fix: "remove it (rm -r " + p + ")"})
-			case shellcmd.Error:
-				if v.Field(0) == "lockpath" {
-					why, path, _ := strings.Cut(v.Field(1), " ")
+			case shellcmd.VerbError:
+				if code, text := v.Failure(); code == shellcmd.CodeLockPath {
+					why, path, _ := strings.Cut(text, " ")
 					checks = append(checks, check{Name: "lock", Status: checkFail, Value: why, Detail: why + " " + path})
 				}
-			case shellcmd.Doctor:
+			case shellcmd.VerbDoctor:
 				done = true
 			}
 		}
@@ -436,45 +441,18 @@ func hostChecks(ctx context.Context, l *lock.Lock) ([]check, *output.Lock) {
 	}
 	switch {
 	case err != nil:
-		checks = append(checks, check{Name: "host", Status: checkFail, Value: "-", Detail: err.Error(), Fix: hostFix(err)})
+		checks = append(checks, check{Name: "host", Status: checkFail, Value: noValue, Detail: err.Error(), Fix: hostFix(err)})
 	case !done:
-		checks = append(checks, check{Name: "host", Status: checkFail, Value: "-",
+		checks = append(checks, check{Name: "host", Status: checkFail, Value: noValue,
 			Detail: fmt.Sprintf("the host command ended (exit %d) before its checks did: %s", r.Status, r.NoiseLine()),
 			Fix:    "run hoist -v doctor to see the host command; hoist needs a POSIX /bin/sh on the host"})
 	}
 	return checks, lockJSON
 }
 
-// lockState reads a LOCK verdict (age why proc record) the way lock.Status
-// does.
-func lockState(v shellcmd.Verdict, l *lock.Lock) lock.State {
-	stale := l.Stale
-	if stale <= 0 {
-		stale = shellcmd.DefaultStale
-	}
-	s := lock.State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: l.Host().Facts()}
-	if n := shellcmd.Age(v.Field(0)); n >= 0 {
-		s.Age, s.AgeKnown = time.Duration(n)*time.Second, true
-	}
-	if why := v.Field(1); why != "-" {
-		s.Why = why
-	}
-	if p := v.Field(2); p != "-" {
-		s.Proc = p
-	}
-	if raw := v.Field(3); raw != "-" {
-		s.Raw = raw
-		s.Record, s.RecordOK = shellcmd.ParseRecord(raw)
-		if s.RecordOK {
-			s.Lease = s.Record.EffectiveLease(stale)
-		}
-	}
-	return s
-}
-
 func lockCheck(s lock.State) check {
 	c := check{Name: "lock", Status: checkOK, Value: "held"}
-	token := "-"
+	token := "-" // as lock break --token names a lock without a readable record
 	if s.RecordOK {
 		token = s.Record.Token
 	}
@@ -484,7 +462,7 @@ func lockCheck(s lock.State) check {
 	}
 	switch {
 	case s.Stealable():
-		c.Status, c.Value = checkWarn, s.Why
+		c.Status, c.Value = checkWarn, string(s.Why)
 		c.Fix = "nobody can be holding it: the next command takes it over, or remove it now with hoist lock break"
 	case !s.AgeKnown || !s.RecordOK:
 		c.Status = checkWarn
@@ -524,11 +502,11 @@ func doctorFix(c check) string {
 	case "sleep":
 		return "install GNU coreutils or busybox (sleep 0.1), so waits poll every 100 ms"
 	case "mv":
-		if c.Value == "-" {
+		if c.Value == noValue {
 			return "install GNU coreutils or busybox (mv -T): activate and rollback rename current with it"
 		}
 	case "touch":
-		if c.Value == "-" {
+		if c.Value == noValue {
 			return "install GNU coreutils or busybox (touch -c): heartbeats renew leases with it"
 		}
 	case "setsid":
@@ -542,7 +520,7 @@ func doctorFix(c check) string {
 	case "proc":
 		return "mount the login's own /proc (in a container, its PID namespace's), so hoist can tell that a holder has exited"
 	case "clock":
-		if c.Value == "-" {
+		if c.Value == noValue {
 			return "hoist reads ages with date +%s on the host: install GNU coreutils or busybox"
 		}
 		return "sync the host's clock (NTP: timedatectl set-ntp true, or chrony): lock records carry the host's time"
@@ -551,7 +529,7 @@ func doctorFix(c check) string {
 	case "root":
 		switch c.Value {
 		case "nohome":
-			return (&lock.HostError{Code: "nohome"}).Error()
+			return (&lock.HostError{Code: shellcmd.CodeNoHome}).Error()
 		case "unsearchable":
 			return "let the login search the directories above the root (chmod o+x), or choose another --root"
 		case "notdir":
@@ -560,14 +538,14 @@ func doctorFix(c check) string {
 			return "create the root (mkdir, then chown it to the login), or choose another --root"
 		}
 	case "paths":
-		return (&lock.HostError{Code: "path", Detail: c.Detail}).Error()
+		return (&lock.HostError{Code: shellcmd.CodePath, Detail: c.Detail}).Error()
 	case "space":
 		return "free space on that filesystem (hoist gc drops old runtimes), or choose another --root"
 	case "lock":
 		if c.Status == checkFail {
-			return (&lock.HostError{Code: "lockpath", Detail: c.Detail}).Error()
+			return (&lock.HostError{Code: shellcmd.CodeLockPath, Detail: c.Detail}).Error()
 		}
-		if c.Value == "-" {
+		if c.Value == noValue {
 			return "fix the store's paths first (see paths)"
 		}
 		return "see hoist lock status"

@@ -49,7 +49,7 @@ func (a *app) list() error {
 		t := newTable("ID", "NAME", "SIZE", "PROMOTED", "STATE")
 		for _, rt := range list {
 			rows = append(rows, output.Runtime{
-				ID: rt.ID, Name: rt.Name, Size: rt.Size, Promoted: rt.Promoted.UTC().Format(time.RFC3339),
+				ID: rt.ID, Name: orDash(rt.Name), Size: rt.Size, Promoted: rt.Promoted.UTC().Format(time.RFC3339),
 				Active: rt.Current, Previous: rt.Previous, Pinned: rt.Pinned,
 			})
 			var state []string
@@ -61,7 +61,7 @@ func (a *app) list() error {
 					state = append(state, f.name)
 				}
 			}
-			t.row(rt.ID, rt.Name, size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
+			t.row(rt.ID, orDash(rt.Name), size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
 		}
 		r := result{json: &output.List{Runtimes: rows}}
 		if len(list) == 0 {

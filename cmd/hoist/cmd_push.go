@@ -54,6 +54,9 @@ the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 	return a.holdFlag(c)
 }
 
+// fromStdin is the ARTIFACT that reads a tar from standard input.
+const fromStdin = "-"
+
 func (a *app) push(source string, o pushOptions) error {
 	if o.streams < 0 || o.streams > transport.MaxStreams {
 		return usageErr("--streams %d: give 1 to %d, or leave it out to size it from the round trip", o.streams, transport.MaxStreams)
@@ -141,12 +144,12 @@ func filesOf(art *store.Artifact) string {
 // disk). nothing says what the command did not do when it fails. It notes
 // the bits it stripped and the entries writable by others.
 func (a *app) openArtifact(cmd, source string, opts store.OpenOptions, nothing string) (*store.Artifact, error) {
-	if source == "-" && opts.Name == "" {
+	if source == fromStdin && opts.Name == "" {
 		return nil, usageErr("%s -: a stream has no file name; give --name", cmd)
 	}
 	var art *store.Artifact
 	err := a.untilSignal(func(ctx context.Context) (err error) {
-		if source == "-" {
+		if source == fromStdin {
 			art, err = store.OpenReader(ctx, os.Stdin, opts)
 		} else {
 			art, err = store.OpenWith(ctx, source, opts)

@@ -75,7 +75,7 @@ func stateJSON(s lock.State) *output.Lock {
 	if !s.Locked {
 		return obj
 	}
-	h := &output.Held{Token: s.Record.Token, Reason: s.Reason(), Why: s.Why, LeaseSeconds: seconds(s.Lease)}
+	h := &output.Held{Token: s.Record.Token, Reason: s.Reason(), Why: string(s.Why), LeaseSeconds: seconds(s.Lease)}
 	obj.Held = h
 	if !s.RecordOK {
 		h.Token, h.Record = "-", &s.Raw
@@ -92,7 +92,7 @@ func stateJSON(s lock.State) *output.Lock {
 	if left, ok := s.ExpiresIn(); ok {
 		h.ExpiresInSeconds = ptr(seconds(left))
 	}
-	h.HolderProcess = s.Proc
+	h.HolderProcess = string(s.Proc)
 	if s.RecordOK {
 		r := s.Record
 		h.Owner = &output.Owner{

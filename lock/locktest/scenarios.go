@@ -89,7 +89,7 @@ func testStaleLockTaken(t *testing.T, e *env) {
 	var stole []lock.State
 	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = append(stole, s) }})
 	must(t, err)
-	if b.Stolen == nil || b.Stolen.Why != "stale" || b.Stolen.Record.Token != a.Token || len(stole) != 1 {
+	if b.Stolen == nil || b.Stolen.Why != lock.RuleStale || b.Stolen.Record.Token != a.Token || len(stole) != 1 {
 		t.Fatalf("want a stale steal of %s reported once, got %+v (events %d)", a.Token, b.Stolen, len(stole))
 	}
 	if b.Stolen.Age < 21*time.Minute {
@@ -113,7 +113,7 @@ func testOwnerlessLock(t *testing.T, e *env) {
 	e.backdate(e.lockDir(), 21*time.Minute)
 	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
 	must(t, err)
-	if h.Stolen == nil || h.Stolen.Why != "stale" {
+	if h.Stolen == nil || h.Stolen.Why != lock.RuleStale {
 		t.Fatalf("want a stale steal, got %+v", h.Stolen)
 	}
 }
@@ -126,7 +126,7 @@ func testUnparsableRecord(t *testing.T, e *env) {
 	e.backdate(e.lockDir(), 21*time.Minute)
 	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
 	must(t, err)
-	if h.Stolen == nil || h.Stolen.Why != "stale" {
+	if h.Stolen == nil || h.Stolen.Why != lock.RuleStale {
 		t.Fatalf("want a stale steal, got %+v", h.Stolen)
 	}
 }
@@ -135,7 +135,7 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	l := e.lock()
 	a := e.acquire(l)
 	facts := l.Host().Facts()
-	if facts == nil || facts.BootID == "-" || facts.Machine == "-" {
+	if facts == nil || facts.BootID == "" || facts.Machine == "" {
 		t.Skip("this host has no readable boot_id or machine id: the previous-boot rule does not apply")
 	}
 	// Another boot_id of this machine: its kernel has gone.
@@ -143,7 +143,7 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	var stole lock.State
 	b, err := e.lock().Acquire(e.ctx(), 0, lock.Events{Stole: func(s lock.State) { stole = s }})
 	must(t, err)
-	if b.Stolen == nil || b.Stolen.Why != "boot" || b.Stolen.Record.Token != a.Token {
+	if b.Stolen == nil || b.Stolen.Why != lock.RuleBoot || b.Stolen.Record.Token != a.Token {
 		t.Fatalf("want a previous-boot steal of %s, got %+v", a.Token, b.Stolen)
 	}
 	if !strings.Contains(stole.Reason(), "previous boot") {
@@ -173,12 +173,12 @@ func testPreviousBootRecord(t *testing.T, e *env) {
 	}
 	// This boot, this PID namespace, another PID 1: the namespace the
 	// record was written in has ended.
-	if facts.PIDNS != "-" && facts.Init != "-" {
+	if facts.PIDNS != "" && facts.Init != "" {
 		c := e.acquire(e.lock())
 		e.editRecord(`s/ init=[^ ]* / init=1 /`)
 		d, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
 		must(t, err)
-		if d.Stolen == nil || d.Stolen.Why != "boot" || d.Stolen.Record.Token != c.Token {
+		if d.Stolen == nil || d.Stolen.Why != lock.RuleBoot || d.Stolen.Record.Token != c.Token {
 			t.Fatalf("want a steal of a replaced namespace's lock, got %+v", d.Stolen)
 		}
 	}
@@ -198,7 +198,7 @@ func testEarlierVersionLock(t *testing.T, e *env) {
 	e.backdate(e.lockDir(), 21*time.Minute)
 	h, err := e.lock().Acquire(e.ctx(), 0, lock.Events{})
 	must(t, err)
-	if h.Stolen == nil || h.Stolen.Why != "stale" || h.Stolen.Record.Token != tok {
+	if h.Stolen == nil || h.Stolen.Why != lock.RuleStale || h.Stolen.Record.Token != tok {
 		t.Fatalf("want a stale steal of %s, got %+v", tok, h.Stolen)
 	}
 	if e.token() != h.Token {
@@ -524,7 +524,7 @@ func testBreak(t *testing.T, e *env) {
 	e.backdateLock(21 * time.Minute)
 	s, err = l.Break(e.ctx(), false, "")
 	must(t, err)
-	if s.Why != "stale" || s.Record.Token != b.Token {
+	if s.Why != lock.RuleStale || s.Record.Token != b.Token {
 		t.Fatalf("break of a stale lock: %+v", s)
 	}
 	if _, err := l.Break(e.ctx(), false, ""); !errors.Is(err, lock.ErrNotHeld) {

@@ -15,7 +15,7 @@ h_op_status() {
 	free | dead) h_say FREE ;;
 	*)
 		h_stealable
-		h_say LOCK "${h_a:--}" "${h_why:--}" "${h_pwhy:--}" "${h_line:--}"
+		h_say_holder LOCK
 		;;
 	esac
 }
@@ -136,7 +136,7 @@ h_op_refresh() {
 	h_sample
 	case $h_kind in
 	free | dead) h_say NOTHELD ;;
-	*) h_say LOST "${h_line:--}" ;;
+	*) h_say_holder LOST ;;
 	esac
 }
 
@@ -174,12 +174,12 @@ h_op_break() {
 	if [ -n "$h_force" ]; then
 		# "-" names a lock whose record is missing or unreadable.
 		if [ "${h_r_tok:--}" != "$h_me" ] && { [ -z "$h_tok" ] || [ "$h_tok" != "$h_me" ]; }; then
-			h_say NOTOWNER "${h_a:--}" "${h_line:--}"
+			h_say_holder NOTOWNER
 			return
 		fi
 		h_why=forced
 	elif [ -z "$h_why" ]; then
-		h_say NOTSTALE "${h_a:--}" "${h_line:--}"
+		h_say_holder NOTSTALE
 		return
 	fi
 	h_step break.judged
@@ -197,5 +197,5 @@ h_op_break() {
 	esac
 	rm -f "$h_moved"
 	h_clear
-	h_say BROKEN "$h_why" "${h_a:--}" "${h_line:--}"
+	h_say_holder BROKEN
 }

@@ -40,7 +40,7 @@ h_release() {
 h_say_release() {
 	case $1 in
 	0) h_say RELEASED ;;
-	1) h_say LOST "${h_line:--}" ;;
+	1) h_say_holder LOST ;;
 	2) h_say NOTHELD ;;
 	4) h_say KEPT "$h_me" ;;
 	*) h_say ERROR release "$(h_oneline "$h_lasterr")" ;;

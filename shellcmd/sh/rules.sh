@@ -30,6 +30,19 @@ h_stealable() {
 	[ -n "$h_why" ]
 }
 
+# h_say_holder VERB: says VERB with the lock h_sample saw, in the one order
+# of every verdict that names a holder: its age, the rule that lets anyone
+# take it, what the exited rule found of its holder process (h_stealable's
+# h_a, h_why and h_pwhy), and its record, each "-" when unknown or none.
+# LOST names the lock as sampled after our own was found gone, not judged:
+# its record only.
+h_say_holder() {
+	case $1 in
+	LOST) h_say "$1" - - - "${h_line:--}" ;;
+	*) h_say "$1" "${h_a:--}" "${h_why:--}" "${h_pwhy:--}" "${h_line:--}" ;;
+	esac
+}
+
 # h_exited: the host process that holds the lock (the record's hpid, started
 # at hstart) has exited, and so has every process of its command's group
 # (runs/<token>/pgid, when it started one). Only for a holder of this boot,

@@ -28,7 +28,7 @@ h_fence() {
 		return 0
 	fi
 	h_sample
-	h_say LOST "${h_line:--}"
+	h_say_holder LOST
 	return 1
 }
 

@@ -23,12 +23,12 @@ h_left() { [ -n "$h_scr" ] && { [ -f "$h_scr/gone" ] || [ -f "$h_scr/stop" ]; };
 
 # h_acquire WAIT: takes the lock, waiting on the host up to WAIT seconds by the
 # host clock. A free lock is seen within one poll (h_nap) of its release, with
-# no client round trip. Each new holder is reported once (HELD AGE RECORD) and
-# evaluated for a steal at once, and every lock is re-evaluated every h_every
-# polls. Ends with 0 (held; a steal was reported as STOLEN WHY AGE RECORD) or
-# after saying BUSY AGE RECORD (1), ERROR (2) or ABANDONED (3). If the client
-# left while this waited, a lock taken afterwards is released at once
-# (cancel-safe waiting).
+# no client round trip. Each new holder is reported once (HELD) and evaluated
+# for a steal at once, and every lock is re-evaluated every h_every polls.
+# Ends with 0 (held; a steal was reported as STOLEN) or after saying BUSY (1),
+# ERROR (2) or ABANDONED (3); HELD, STOLEN and BUSY name the holder
+# (h_say_holder). If the client left while this waited, a lock taken
+# afterwards is released at once (cancel-safe waiting).
 h_acquire() {
 	# The wait's end is set at the first look at a held lock (h_judge): a
 	# free one costs no reading of the clock.
@@ -123,7 +123,7 @@ h_acquire() {
 h_spent() {
 	h_sample
 	h_stealable
-	h_say BUSY "${h_a:--}" "${h_line:--}"
+	h_say_holder BUSY
 }
 
 # h_judge: the waiting loop's look at a held lock. A holder not seen before
@@ -133,11 +133,10 @@ h_spent() {
 h_judge() {
 	[ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ] || return 1
 	if h_stealable; then
-		h_sw=$h_why h_sa=$h_a
 		h_steal
 		case $? in
 		0)
-			h_say STOLEN "$h_sw" "${h_sa:--}" "${h_line:--}"
+			h_say_holder STOLEN
 			return 0
 			;;
 		2)
@@ -154,16 +153,17 @@ h_judge() {
 			;;
 		esac
 		# Someone else took it, or it was released: the next poll looks
-		# again.
+		# again, and the rule no longer names the lock there.
+		h_why=
 	fi
 	if [ "x$h_line" != "$h_shown" ]; then
 		h_shown=x$h_line
-		h_say HELD "${h_a:--}" "${h_line:--}"
+		h_say_holder HELD
 	fi
 	h_jnow=$(date +%s)
 	[ -n "$h_end" ] || h_end=$((h_jnow + h_for))
 	if [ "$h_jnow" -ge "$h_end" ]; then
-		h_say BUSY "${h_a:--}" "${h_line:--}"
+		h_say_holder BUSY
 		return 3
 	fi
 	return 1
