@@ -74,9 +74,9 @@ func ControlMaster(ctx context.Context, cfg SSHConfig, op MasterOp) (*MasterInfo
 // OpenSSH's mux protocol (PROTOCOL.mux), as much as it takes to tell
 // whether an OpenSSH master listens at a ControlPath.
 const (
-	muxMsgHello     = 0x00000001
-	muxCAliveCheck  = 0x10000004
-	muxSAlive       = 0x80000005
+	muxMsgHello      = 0x00000001
+	muxCAliveCheck   = 0x10000004
+	muxSAlive        = 0x80000005
 	muxClientVersion = 4
 )
 
