@@ -136,7 +136,9 @@ func dialMaster(ctx context.Context, cfg SSHConfig, path string) (*SSH, masterLo
 	_ = mc.conn.SetDeadline(time.Time{})
 	lost := make(chan *ssh.Request, 1)
 	s := newSSH(cfg, t, mc.conn, ssh.NewClient(mc.sc, mc.chans, masterRequests(mc.reqs, lost)), masterReached(info, path), begin)
+	s.masterDone = make(chan struct{})
 	go func() {
+		defer close(s.masterDone)
 		if r, ok := <-lost; ok {
 			s.lose(fmt.Errorf("the master (pid %d) ended: %s", info.PID, printableText(r.Payload)))
 		}

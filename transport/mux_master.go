@@ -336,8 +336,8 @@ func (m *master) requests(reqs <-chan *ssh.Request) {
 			b, _ := json.Marshal(info)
 			_ = r.Reply(true, b)
 		case muxStop:
-			_ = r.Reply(true, nil)
 			m.drain()
+			_ = r.Reply(true, nil)
 		case muxExit:
 			_ = r.Reply(true, nil)
 			m.end("told to exit (hoist mux exit)")

@@ -187,6 +187,10 @@ type SSH struct {
 	lostWhy  error // why the connection was closed by us, for Run's errors
 	lostOnce sync.Once
 	spare    chan *sftp.Client // an upload's first stream, opened ahead (Prepare)
+
+	// masterDone, on a connection to a master, is closed once the master's
+	// last word (why it ended, if it said) has been taken in.
+	masterDone chan struct{}
 }
 
 var _ Transport = (*SSH)(nil)
@@ -365,6 +369,24 @@ func (s *SSH) lose(why error) {
 		s.mu.Unlock()
 		_ = s.client.Close()
 	})
+}
+
+// awaitMaster gives a master's last word, which comes just before it
+// closes the connection, time to be taken in, so that an error can say why
+// the master ended: only when the connection is gone, or going.
+func (s *SSH) awaitMaster() {
+	if s.masterDone == nil {
+		return
+	}
+	select {
+	case <-s.connDone:
+	case <-time.After(100 * time.Millisecond):
+		return
+	}
+	select {
+	case <-s.masterDone:
+	case <-time.After(time.Second):
+	}
 }
 
 func (s *SSH) lostReason() error {
