@@ -41,8 +41,9 @@ exit). See docs/connections.md.`,
 		},
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	op := func(use, short string, o transport.MasterOp) *cobra.Command {
-		return &cobra.Command{Use: use, Short: short, Args: noArgs,
+	op := func(use, short, long string, o transport.MasterOp) *cobra.Command {
+		return &cobra.Command{Use: use, Short: short, Long: long, Args: noArgs,
+			Example: "  hoist -H web1 mux " + use + "\n  hoist -H web1,web2 mux " + use + " --json",
 			RunE: func(*cobra.Command, []string) error {
 				return a.stoppable(func(ctx context.Context) error {
 					return a.eachTarget(ctx, func(ctx context.Context, target string, _ shellcmd.Root) result {
@@ -52,9 +53,22 @@ exit). See docs/connections.md.`,
 			}}
 	}
 	c.AddCommand(
-		op("check", "say whether a connection is kept to each host, and how (exit 1 where none is)", transport.MasterCheck),
-		op("stop", "take no more commands, end once the running ones have", transport.MasterStop),
-		op("exit", "end the kept connection now (running commands lose contact)", transport.MasterExit),
+		op("check", "say whether a connection is kept to each host, and how (exit 1 where none is)",
+			`check says, for each host, whether hoist keeps a connection to it: the
+master's pid, the hoist that started it, since when, how it reached the host,
+its clients, how long it stays without one (ControlPersist) and its socket;
+and whether an OpenSSH master listens at ControlPath too (hoist keeps its own
+next to it). A host with none exits 1, as ssh -O check does.`, transport.MasterCheck),
+		op("stop", "take no more commands, end once the running ones have",
+			`stop makes the master of each host stop listening at once (the next command
+connects, or starts a new master) and end once the commands running through
+it have ended, as ssh -O stop does. A host with no master is fine: nothing
+to stop.`, transport.MasterStop),
+		op("exit", "end the kept connection now (running commands lose contact)",
+			`exit ends the master of each host now, as ssh -O exit does: commands running
+through it lose contact with the host, an unknown outcome for them (exit
+79), and what they started there goes on as after any lost connection. Use
+stop to let them finish.`, transport.MasterExit),
 		a.muxServeCommand())
 	return c
 }
