@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -47,8 +48,7 @@ func BenchmarkScriptRoundTrips(b *testing.B) {
 	rig.root = filepath.Join(h.Dir, "kept")
 	sshDir := rig.dir
 	ssh := func(kept bool) time.Duration {
-		args := []string{"-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "UserKnownHostsFile=" + known,
-			"-o", "IdentitiesOnly=yes", "-p", port}
+		args := sshArgs(h, known, port)
 		if kept {
 			args = append(args, "-o", "ControlMaster=auto", "-o", "ControlPersist=600", "-o", "ControlPath="+sshDir+"/ssh-%C")
 		}
@@ -130,9 +130,8 @@ func BenchmarkMuxSession(b *testing.B) {
 	status := lock.New(remote.New(kept), shellcmd.Root{Path: filepath.Join(h.Dir, "store")})
 
 	sshPath := filepath.Join(rig.dir, "ssh")
-	sshArgs := []string{"-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "UserKnownHostsFile=" + known,
-		"-o", "IdentitiesOnly=yes", "-p", port, "-S", sshPath}
-	if out, err := exec.Command("ssh", append(sshArgs, "-M", "-f", "-N", "-o", "ControlPersist=600", h.User+"@127.0.0.1")...).CombinedOutput(); err != nil {
+	viaSSHMaster := slices.Clip(append(sshArgs(h, known, port), "-S", sshPath))
+	if out, err := exec.Command("ssh", append(viaSSHMaster, "-M", "-f", "-N", "-o", "ControlPersist=600", h.User+"@127.0.0.1")...).CombinedOutput(); err != nil {
 		b.Fatalf("starting OpenSSH's master: %v %s", err, out)
 	}
 	b.Cleanup(func() { exec.Command("ssh", "-S", sshPath, "-O", "exit", "x").Run() })
@@ -159,7 +158,7 @@ func BenchmarkMuxSession(b *testing.B) {
 		}
 		passenger += time.Since(start)
 		start = time.Now()
-		if out, err := exec.Command("ssh", append(sshArgs, h.User+"@127.0.0.1", "true")...).CombinedOutput(); err != nil {
+		if out, err := exec.Command("ssh", append(viaSSHMaster, h.User+"@127.0.0.1", "true")...).CombinedOutput(); err != nil {
 			b.Fatalf("ssh -S: %v %s", err, out)
 		}
 		ssh += time.Since(start)
@@ -170,6 +169,13 @@ func BenchmarkMuxSession(b *testing.B) {
 	b.ReportMetric(float64(direct)/n/rtt, "direct-rtts")
 	b.ReportMetric(float64(passenger)/n/rtt, "passenger-rtts")
 	b.ReportMetric(float64(ssh)/n/rtt, "ssh-rtts")
+}
+
+// sshArgs are OpenSSH ssh's options for h through port, with known as
+// its known_hosts, and nothing of this machine's configuration.
+func sshArgs(h *sshd.Host, known, port string) []string {
+	return []string{"-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "UserKnownHostsFile=" + known,
+		"-o", "IdentitiesOnly=yes", "-p", port}
 }
 
 type eofReader struct{}

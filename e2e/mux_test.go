@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -399,23 +398,6 @@ func hoistOfProtocol(t *testing.T, proto string) string {
 	return vv.bin
 }
 
-// runBin is c.run with another hoist binary.
-func runBin(c *cli, bin string, args ...string) run {
-	c.t.Helper()
-	cmd := c.command(args...)
-	cmd.Path, cmd.Args[0] = bin, bin
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := run{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatalf("%s %v: %v", bin, args, err)
-	}
-	return r
-}
-
 // TestMuxVersionSkew: a master an older hoist started is asked to stop (it
 // ends once idle) and replaced by this hoist's; a master a newer hoist
 // started is left to it, and this hoist connects directly.
@@ -429,7 +411,9 @@ func TestMuxVersionSkew(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			bin := hoistOfProtocol(t, c.proto)
 			rig := newMuxRig(t, h, h.Addr, "60")
-			if r := runBin(rig.cli(), bin, "lock", "status"); r.code != 0 {
+			other := rig.cli()
+			other.bin = bin
+			if r := other.run("lock", "status"); r.code != 0 {
 				t.Fatalf("the other hoist: %s", r)
 			}
 			theirs := rig.master()

@@ -66,7 +66,7 @@ func controlFrom(r Resolved) Control {
 // path already).
 const maxSocketPath = sunPathLen - 1 - len(".XXXXXXXXXXXXXXXX")
 
-// errNoMaster: nothing listens at the socket (it does not exist).
+// socketRefusal is why a master's socket is not trusted.
 type socketRefusal struct{ why string }
 
 func (r *socketRefusal) Error() string { return r.why }
@@ -114,9 +114,9 @@ func stickyBit(m fs.FileMode) fs.FileMode {
 	return 0
 }
 
-// socketState is what is at a master's socket path before connecting:
-// nothing (nil info, nil error), a socket the user may trust (its info),
-// or a refusal.
+// checkSocket looks at a master's socket path before connecting: nothing
+// there (nil info, nil error), a socket the user may trust (its info), or
+// a refusal.
 func checkSocket(path string) (fs.FileInfo, error) {
 	if len(path) > maxSocketPath {
 		return nil, refuse("the socket path %s is %d bytes, longer than a Unix socket takes here (%d)",
