@@ -36,7 +36,8 @@ func DialShared(ctx context.Context, cfg SSHConfig, start func(context.Context) 
 		return DialSSH(ctx, cfg)
 	}
 	path := c.Socket()
-	s, look := dialMaster(ctx, cfg, path)
+	replace := c.mayStart() && start != nil
+	s, look := dialMaster(ctx, cfg, path, replace)
 	if s != nil {
 		return s, nil
 	}
@@ -56,7 +57,7 @@ func DialShared(ctx context.Context, cfg SSHConfig, start func(context.Context) 
 		err := start(ctx)
 		switch {
 		case err == nil, errors.Is(err, errTaken):
-			if s, look = dialMaster(ctx, cfg, path); s != nil {
+			if s, look = dialMaster(ctx, cfg, path, false); s != nil {
 				return s, nil
 			}
 			why = look.why
@@ -104,8 +105,9 @@ const masterTimeout = 5 * time.Second
 
 // dialMaster connects to the master at path, checking each step
 // (docs/connections.md, "The client's steps"), and makes an SSH value of
-// the connection.
-func dialMaster(ctx context.Context, cfg SSHConfig, path string) (*SSH, masterLook) {
+// the connection. A master of an older protocol is asked to stop only when
+// replace says that a new one will take its place.
+func dialMaster(ctx context.Context, cfg SSHConfig, path string, replace bool) (*SSH, masterLook) {
 	begin := time.Now()
 	cfg, t, err := cfg.target()
 	if err != nil {
@@ -122,6 +124,9 @@ func dialMaster(ctx context.Context, cfg SSHConfig, path string) (*SSH, masterLo
 	switch mine := protocolNumber(); {
 	case mc.protocol > mine:
 		return refused("the master at %s speaks mux protocol %d, newer than this hoist's %d: left to the hoist that started it",
+			path, mc.protocol, mine)
+	case mc.protocol < mine && !replace:
+		return refused("the master at %s speaks mux protocol %d, older than this hoist's %d: left to the hoist that started it",
 			path, mc.protocol, mine)
 	case mc.protocol < mine:
 		_, _, _ = mc.sc.SendRequest(muxStop, true, nil)

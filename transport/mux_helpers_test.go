@@ -59,7 +59,7 @@ func (tm *testMaster) client(t *testing.T) *SSH {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, look := dialMaster(ctx, tm.cfg, tm.cfg.Control.Socket())
+	s, look := dialMaster(ctx, tm.cfg, tm.cfg.Control.Socket(), false)
 	if s == nil {
 		t.Fatalf("no client through the master: %s", look.why)
 	}

@@ -136,6 +136,7 @@ func TestDialSharedVersions(t *testing.T) {
 	defer func() { muxProtocol = mine }()
 	for _, c := range []struct{ name, theirs, log string }{
 		{"older", "0", "older than 1: asked it to stop"},
+		{"older, no leave to start one", "0", "older than this hoist's 1: left to the hoist that started it"},
 		{"newer", "2", "newer than this hoist's 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -150,7 +151,11 @@ func TestDialSharedVersions(t *testing.T) {
 				serveTestMaster(t, tm.cfg)
 				return nil
 			}
-			master, log := sharedVia(t, tm.cfg, start)
+			cfg := tm.cfg
+			if c.name == "older, no leave to start one" {
+				cfg.Control.Start = false
+			}
+			master, log := sharedVia(t, cfg, start)
 			if !strings.Contains(log, c.log) {
 				t.Fatalf("the log does not say %q: %s", c.log, log)
 			}
