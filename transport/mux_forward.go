@@ -61,6 +61,7 @@ func (m *master) forward(nc ssh.NewChannel) {
 func splice(down ssh.Channel, downReqs <-chan *ssh.Request, up ssh.Channel, upReqs <-chan *ssh.Request, session bool, lost <-chan struct{}) {
 	var fromHost sync.WaitGroup
 	var status atomic.Bool // an exit-status or exit-signal was relayed
+	var asking sync.Mutex  // held while a client's request waits for the host's answer
 	fromHost.Add(2)
 	go func() {
 		defer fromHost.Done()
@@ -68,16 +69,21 @@ func splice(down ssh.Channel, downReqs <-chan *ssh.Request, up ssh.Channel, upRe
 	}()
 	go func() {
 		defer fromHost.Done()
-		relayRequests(down, upReqs, &status)
+		relayRequests(down, upReqs, &status, nil)
 	}()
 	go streams(up, down)
 	go func() {
-		relayRequests(up, downReqs, nil)
+		relayRequests(up, downReqs, nil, &asking)
 		// The client closed its channel (or its connection went): the
 		// host sees its client go away, as it would directly.
 		_ = up.Close()
 	}()
 	fromHost.Wait()
+	// A command that exits at once can close the host's channel before
+	// the answer to its exec is relayed: the client gets the answer first,
+	// or it would take its command for one that may not have run.
+	asking.Lock()
+	defer asking.Unlock()
 	if session && !status.Load() {
 		// The host's channel can close a moment before the master learns
 		// that the whole connection is gone.
@@ -114,20 +120,33 @@ func relay(dst io.Writer, src io.Reader) {
 // channel is closed instead (splice closes it once the host's side is
 // done), so that a request that may have reached the host (an exec) is
 // never mistaken for one the host refused.
-func relayRequests(dst ssh.Channel, src <-chan *ssh.Request, status *atomic.Bool) {
+//
+// asking, when set, is held from a request's arrival to its answer.
+func relayRequests(dst ssh.Channel, src <-chan *ssh.Request, status *atomic.Bool, asking *sync.Mutex) {
 	for r := range src {
 		if status != nil && (r.Type == "exit-status" || r.Type == "exit-signal") {
 			status.Store(true)
 		}
-		ok, err := dst.SendRequest(r.Type, r.WantReply, r.Payload)
-		switch {
-		case err != nil:
+		if !relayRequest(dst, r, asking) {
 			dropRequests(src)
 			return
-		case r.WantReply:
-			_ = r.Reply(ok, nil)
 		}
 	}
+}
+
+func relayRequest(dst ssh.Channel, r *ssh.Request, asking *sync.Mutex) bool {
+	if asking != nil {
+		asking.Lock()
+		defer asking.Unlock()
+	}
+	ok, err := dst.SendRequest(r.Type, r.WantReply, r.Payload)
+	if err != nil {
+		return false
+	}
+	if r.WantReply {
+		_ = r.Reply(ok, nil)
+	}
+	return true
 }
 
 // dropRequests answers nothing more: the requests still coming are dropped

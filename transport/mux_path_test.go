@@ -27,7 +27,7 @@ func sharedVia(t *testing.T, cfg SSHConfig, start func(context.Context) error) (
 	}
 	defer s.Close()
 	if _, err := s.Run(ctx, Request{Command: "exit 0"}); err != nil {
-		t.Fatalf("Run: %v", err)
+		t.Fatalf("Run: %v (master %q)\n%s", err, s.Reached().Master, lb.String())
 	}
 	return s.Reached().Master, lb.String()
 }

@@ -235,3 +235,18 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestMasterFastExit: a command that exits at once closes the host's
+// channel about when the host answers its exec request; through the
+// master the client must still get the answer, then the status, never
+// an unknown outcome.
+func TestMasterFastExit(t *testing.T) {
+	ts := newTestServer(t)
+	s := startTestMaster(t, ts, time.Minute).client(t)
+	for i := range 300 {
+		status, err := s.Run(context.Background(), Request{Command: "exit 3"})
+		if got := outcomeOf(status, err); got != "exit 3" {
+			t.Fatalf("run %d: %s (%v), want exit 3", i, got, err)
+		}
+	}
+}
