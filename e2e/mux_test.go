@@ -326,7 +326,7 @@ func TestMuxStopAndExit(t *testing.T) {
 		t.Fatalf("the command running during mux stop: exit %d, stdout %q, stderr %s", code, long.stdout(), long.stderr())
 	}
 	waitFor(t, 10*time.Second, "the stopped master ends", func() bool { return !slicesContains(rig.masters(), pid) })
-	if r := rig.cli().run("mux", "check"); r.code != 1 || !strings.Contains(r.stderr, "no master") {
+	if r := rig.cli().run("mux", "check"); r.code != 1 || !strings.Contains(r.stderr, "no connection kept: no master listens at") {
 		t.Fatalf("mux check after stop: %s", r)
 	}
 	if r := rig.cli().run("lock", "status"); r.code != 0 {
@@ -336,7 +336,7 @@ func TestMuxStopAndExit(t *testing.T) {
 		t.Fatalf("mux exit: %s", r)
 	}
 	waitFor(t, 10*time.Second, "the master ends", func() bool { return len(rig.masters()) == 0 })
-	if r := rig.cli().run("mux", "stop"); r.code != 0 || !strings.Contains(r.stdout, "no connection kept") {
+	if r := rig.cli().run("mux", "stop"); r.code != 0 || !strings.Contains(r.stdout, "nothing to stop: no connection kept") {
 		t.Fatalf("mux stop with no master: %s", r)
 	}
 }

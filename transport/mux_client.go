@@ -56,7 +56,7 @@ func DialShared(ctx context.Context, cfg SSHConfig, start func(context.Context) 
 		}
 		err := start(ctx)
 		switch {
-		case err == nil, errors.Is(err, errTaken):
+		case err == nil, errors.Is(err, ErrMasterTaken):
 			if s, look = dialMaster(ctx, cfg, path, false); s != nil {
 				return s, nil
 			}

@@ -15,7 +15,7 @@ import (
 
 // ErrNoMaster: no master of hoist's listens for the target (or none that
 // this user may trust); the error says which.
-var ErrNoMaster = errors.New("no master")
+var ErrNoMaster = errors.New("no connection kept")
 
 // MasterOp is what to ask of a master, as ssh -O asks it of OpenSSH's.
 type MasterOp int
@@ -37,8 +37,8 @@ const (
 func ControlMaster(ctx context.Context, cfg SSHConfig, op MasterOp) (*MasterInfo, error) {
 	path := cfg.Control.Socket()
 	if path == "" {
-		return nil, fmt.Errorf("%w: the OpenSSH configuration names no ControlPath for it, so hoist keeps no connection",
-			ErrNoMaster)
+		return nil, fmt.Errorf("%w: the OpenSSH configuration names no ControlPath for it; "+
+			"set ControlPath, ControlMaster auto and ControlPersist to keep one (docs/connections.md)", ErrNoMaster)
 	}
 	mc, look := connectMaster(ctx, path, masterTimeout)
 	if mc == nil {

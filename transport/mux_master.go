@@ -69,13 +69,14 @@ type master struct {
 	endOnce  sync.Once
 }
 
-// errTaken: another master linked its socket first.
-var errTaken = errors.New("another master listens at the socket")
+// ErrMasterTaken is StartMaster's error when another master linked its
+// socket first: use that one.
+var ErrMasterTaken = errors.New("another master listens at the socket")
 
 // bindMaster listens at path, atomically: a temporary name is bound with
 // mode 0600 and linked into place, so that a socket at path always has a
 // listener, and of two masters only one links. A live master at path
-// makes it errTaken; a stale socket of ours there is removed first.
+// makes it ErrMasterTaken; a stale socket of ours there is removed first.
 func bindMaster(path string) (*net.UnixListener, fs.FileInfo, error) {
 	fi, err := checkSocket(path)
 	if err != nil {
@@ -84,7 +85,7 @@ func bindMaster(path string) (*net.UnixListener, fs.FileInfo, error) {
 	if fi != nil {
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
-			return nil, nil, errTaken
+			return nil, nil, ErrMasterTaken
 		}
 		removeIfSame(path, fi)
 	}
@@ -100,7 +101,7 @@ func bindMaster(path string) (*net.UnixListener, fs.FileInfo, error) {
 	if err := os.Link(tmp, path); err != nil {
 		ln.Close()
 		if errors.Is(err, fs.ErrExist) {
-			return nil, nil, errTaken
+			return nil, nil, ErrMasterTaken
 		}
 		return nil, nil, fmt.Errorf("cannot link the socket into place: %w", err)
 	}

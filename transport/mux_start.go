@@ -48,9 +48,9 @@ type logLine struct {
 // log goes to cfg.Logger and cfg.Passphrase answers the master's questions.
 //
 // The error is the master's dial error (DialSSH's, as it returned it),
-// errTaken when another master linked its socket first, ctx.Err() when ctx
-// ended (the master is killed then), or another error when it could not
-// start or listen.
+// ErrMasterTaken when another master linked its socket first, ctx.Err()
+// when ctx ended (the master is killed then), or another error when it
+// could not start or listen.
 func StartMaster(ctx context.Context, cfg SSHConfig, cmd *exec.Cmd, spec []byte) error {
 	// Both ends close on exec, under the fork lock, so that no other
 	// process started meanwhile (another target's master) holds an end:
@@ -125,7 +125,7 @@ func StartMaster(ctx context.Context, cfg SSHConfig, cmd *exec.Cmd, spec []byte)
 		case m.Ready:
 			return nil
 		case m.Taken:
-			return errTaken
+			return ErrMasterTaken
 		case m.Fail != nil:
 			return m.Fail.decode()
 		}
@@ -181,7 +181,7 @@ func ServeMaster(build func(ctx context.Context, spec []byte, cfg *SSHConfig) er
 		return fail(err)
 	}
 	ln, fi, err := bindMaster(path)
-	if errors.Is(err, errTaken) {
+	if errors.Is(err, ErrMasterTaken) {
 		up.Close()
 		st.send(startMsg{Taken: true})
 		return "another master listens at " + path, nil

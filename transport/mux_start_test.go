@@ -169,8 +169,8 @@ func TestStartMasterRace(t *testing.T) {
 		go func() { errs <- startHelper(t, context.Background(), cfg) }()
 	}
 	e1, e2 := <-errs, <-errs
-	if !(e1 == nil && errors.Is(e2, errTaken) || e2 == nil && errors.Is(e1, errTaken)) {
-		t.Fatalf("the two starts: %v and %v, want one master and one errTaken", e1, e2)
+	if !(e1 == nil && errors.Is(e2, ErrMasterTaken) || e2 == nil && errors.Is(e1, ErrMasterTaken)) {
+		t.Fatalf("the two starts: %v and %v, want one master and one ErrMasterTaken", e1, e2)
 	}
 	info, err := ControlMaster(context.Background(), cfg, MasterCheck)
 	if err != nil {

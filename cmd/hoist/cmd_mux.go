@@ -94,7 +94,7 @@ func (a *app) muxHost(ctx context.Context, target string, op transport.MasterOp)
 	}
 	switch {
 	case errors.Is(err, transport.ErrNoMaster) && op != transport.MasterCheck:
-		r.data = fmt.Sprintf("%s: no connection kept (%v)", host, err)
+		r.data = fmt.Sprintf("%s: nothing to %s: %v", host, map[transport.MasterOp]string{transport.MasterStop: "stop", transport.MasterExit: "end"}[op], err)
 		return r
 	case err != nil:
 		r.err = err
