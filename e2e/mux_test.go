@@ -210,61 +210,82 @@ func TestMuxRefusesUntrustedSocket(t *testing.T) {
 	}
 }
 
-// TestMuxLostMidCommand: the master dies, or its link to the host goes
-// silent, while a command runs through it. A run loses contact and, as on
-// a direct connection, reconnects (a new master) and follows the run to
-// its status; a run whose host cannot be reached again exits 79; a lock
-// acquire waiting on the host exits 79. The command runs once, and the
-// host releases the lock when it ends.
+// TestMuxLostMidCommand: the kept connection is lost while a command
+// runs through it: the master is killed, its TCP connection is cut, or its
+// link goes silent. Each command ends as it does when a direct connection
+// is lost: a run loses contact and reconnects (through a new master) to
+// follow the run to its status, or exits 79 when the host cannot be
+// reached again; a lock acquire waiting on the host exits 79 and never
+// holds the lock; a push cut mid-upload exits 79 saying the next push
+// resumes, which it does. Nothing runs twice, and the host releases the
+// lock when the command ends.
 func TestMuxLostMidCommand(t *testing.T) {
 	t.Parallel()
 	h := sshd.Start(t, sshd.Options{})
-	for _, mode := range []string{"master killed", "link silent"} {
-		t.Run(mode, func(t *testing.T) {
-			p := sshd.NewProxy(t, h.Addr)
-			rig := newMuxRig(t, h, p.Addr, "60")
-			rig.root = filepath.Join(h.Dir, strings.ReplaceAll(mode, " ", "-"))
-			rig.extra = []string{"-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=2"}
+	// lose loses the kept connection, as mode says.
+	lose := func(rig *muxRig, p *sshd.Proxy, mode string) {
+		switch mode {
+		case "master killed":
+			syscall.Kill(rig.master(), syscall.SIGKILL)
+		case "link cut":
+			p.Cut()
+		case "link silent":
+			p.Freeze()
+		}
+	}
+	newRig := func(t *testing.T, name string) (*muxRig, *sshd.Proxy) {
+		p := sshd.NewProxy(t, h.Addr)
+		rig := newMuxRig(t, h, p.Addr, "60")
+		rig.root = filepath.Join(h.Dir, strings.ReplaceAll(name, " ", "-"))
+		rig.extra = []string{"-o", "ServerAliveInterval=1", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=2"}
+		if r := rig.cli().run("lock", "status"); r.code != 0 {
+			t.Fatalf("first command: %s", r)
+		}
+		return rig, p
+	}
+	for _, mode := range []string{"master killed", "link cut", "link silent"} {
+		t.Run("run, "+mode, func(t *testing.T) {
+			rig, p := newRig(t, "run "+mode)
 			journal := rig.root + "-journal"
-			if r := rig.cli().run("lock", "status"); r.code != 0 {
-				t.Fatalf("first command: %s", r)
-			}
-			pid, logins := rig.master(), accepted(t, h)
+			logins := accepted(t, h)
 			s := rig.cli().start("run", "--", "sh", "-c", "echo ran >>"+journal+"; sleep 3; echo done; exit 5")
 			waitStarted(t, s, rig.root)
 			if n := accepted(t, h); n != logins {
 				t.Fatalf("the run logged in itself (%d logins, %d before): it should use the master", n, logins)
 			}
-			if mode == "master killed" {
-				syscall.Kill(pid, syscall.SIGKILL)
-				if code := s.wait(t, 30*time.Second); code != 5 || !strings.Contains(s.stderr(), "reconnected, following the run") {
-					t.Fatalf("exit %d, want the command's 5 after reconnecting; stderr: %s", code, s.stderr())
-				}
-			} else {
-				p.Freeze()
+			pid := rig.master()
+			lose(rig, p, mode)
+			if mode == "link silent" {
 				if code := s.wait(t, 90*time.Second); code != 79 || !strings.Contains(s.stderr(), "outcome unknown") {
 					t.Fatalf("exit %d, want 79 (outcome unknown); stderr: %s", code, s.stderr())
 				}
-				t.Logf("stderr: %s", s.stderr())
+			} else if code := s.wait(t, 30*time.Second); code != 5 || !strings.Contains(s.stderr(), "reconnected, following the run") {
+				t.Fatalf("exit %d, want the command's 5 after reconnecting; stderr: %s", code, s.stderr())
 			}
 			waitFor(t, 20*time.Second, "host releases", func() bool { return !exists(lockPath(rig.root)) })
 			if data, _ := os.ReadFile(journal); string(data) != "ran\n" {
 				t.Fatalf("the command ran %q, want exactly once", data)
 			}
-			if mode == "link silent" {
-				waitFor(t, 10*time.Second, "the master ends", func() bool { return len(rig.masters()) == 0 })
-				return
-			}
-			// A waiter on the host loses its master: 79, and it never
-			// holds the lock.
+			waitFor(t, 10*time.Second, "the master that lost its connection ends", func() bool {
+				return !slicesContains(rig.masters(), pid)
+			})
+		})
+	}
+	for _, mode := range []string{"master killed", "link cut"} {
+		t.Run("lock acquire, "+mode, func(t *testing.T) {
+			rig, p := newRig(t, "acquire "+mode)
 			hold := rig.cli().run("lock", "acquire")
 			token := strings.TrimSpace(hold.stdout)
 			if hold.code != 0 {
 				t.Fatalf("lock acquire: %s", hold)
 			}
+			logins := accepted(t, h)
 			w := rig.cli().start("lock", "acquire", "--wait", "60s")
 			waitFor(t, 20*time.Second, "the waiter waits", func() bool { return strings.Contains(w.stderr(), "waiting for the store lock") })
-			syscall.Kill(rig.master(), syscall.SIGKILL)
+			if n := accepted(t, h); n != logins {
+				t.Fatalf("the waiter logged in itself (%d logins, %d before): it should use the master", n, logins)
+			}
+			lose(rig, p, mode)
 			if code := w.wait(t, 30*time.Second); code != 79 {
 				t.Fatalf("the waiter: exit %d, want 79; stderr: %s", code, w.stderr())
 			}
@@ -277,6 +298,27 @@ func TestMuxLostMidCommand(t *testing.T) {
 			}
 		})
 	}
+	t.Run("push, master killed", func(t *testing.T) {
+		rig, p := newRig(t, "push")
+		const size = 48 << 20
+		src := randomTree(t, size)
+		push := rig.cli().start("--json", "push", src, "--name", "big")
+		uploadedPast(t, rig.root, size/2, push)
+		lose(rig, p, "master killed")
+		if code := push.wait(t, 60*time.Second); code != 79 || !strings.Contains(push.stdout(), "resumes it") {
+			t.Fatalf("exit %d, want 79 (outcome unknown) saying the next push resumes: %s %s", code, push.stdout(), push.stderr())
+		}
+		if ids, _ := filepath.Glob(filepath.Join(rig.root, "runtimes", "big-*")); len(ids) != 0 {
+			t.Fatalf("the cut push left a runtime: %v", ids)
+		}
+		// A stage nothing has written to for 5 s is resumed.
+		time.Sleep(6 * time.Second)
+		r := pushJSON(t, rig.cli(), src, "--name", "big")
+		if r["promoted"] != true || r["resumed_at"].(float64) == 0 {
+			t.Fatalf("the next push, through a new master: %v", r)
+		}
+		sameFile(t, filepath.Join(src, "blob"), filepath.Join(rig.root, "runtimes", r["id"].(string), "blob"))
+	})
 }
 
 // TestMuxPersistIdleEndsMaster: the master lives while a command uses it,
