@@ -529,3 +529,43 @@ func connections(t *testing.T, h *sshd.Host) int {
 	data, _ := os.ReadFile(filepath.Join(filepath.Dir(h.KnownHosts), "sshd.log"))
 	return strings.Count(string(data), "Connection from")
 }
+
+// TestMuxThroughConfigAndJump: a configuration file (-F) whose alias is
+// reached through a ProxyJump bastion and asks for ControlMaster: the
+// master resolves the alias as the command did, from the same file, and
+// keeps the connection through the bastion; a second command logs in
+// nowhere, and messages name the alias.
+func TestMuxThroughConfigAndJump(t *testing.T) {
+	t.Parallel()
+	target := sshd.Start(t, sshd.Options{})
+	bastion := sshd.Start(t, sshd.Options{})
+	dir, err := os.MkdirTemp("/tmp", "hm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg := writeConfig(t, hostBlock("app", target, "ProxyJump bastion", "ControlMaster auto", "ControlPersist 60",
+		"ControlPath "+dir+"/%n"), hostBlock("bastion", bastion))
+	c := sshConfigCLI(t, cfg, filepath.Join(target.Dir, "store"))
+	rig := &muxRig{t: t, dir: dir}
+	defer func() {
+		for _, pid := range rig.masters() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	for i := range 2 {
+		r := c.run("-H", "app", "run", "--", "sh", "-c", "echo on-$(id -un)")
+		if r.code != 0 || r.stdout != "on-"+target.User+"\n" {
+			t.Fatalf("command %d through the alias: %s", i, r)
+		}
+	}
+	if n, m := accepted(t, target), accepted(t, bastion); n != 1 || m != 1 {
+		t.Fatalf("logins: %d on the target, %d on the bastion; want one each for two commands", n, m)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "app.hoist")); err != nil || len(rig.masters()) != 1 {
+		t.Fatalf("the master at %s/app.hoist: %v, masters %v", dir, err, rig.masters())
+	}
+	if r := c.run("-H", "app", "mux", "check"); r.code != 0 || !strings.HasPrefix(r.stdout, "app: master running") {
+		t.Fatalf("mux check: %s", r)
+	}
+}
