@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestStartMaster(t *testing.T) {
 	if info.PID == os.Getpid() || info.Version != "helper" || info.Reached.Key == "" {
 		t.Fatalf("the master says %+v", info)
 	}
-	if sid, err := sessionID(info.PID); err != nil || sid != info.PID {
+	if sid, err := sessionID(info.PID); runtime.GOOS == "linux" && (err != nil || sid != info.PID) {
 		t.Fatalf("the master (pid %d) is in session %d (%v), want one of its own", info.PID, sid, err)
 	}
 	if ts.acceptedCount() != 1 {
@@ -177,6 +178,9 @@ func TestStartMasterRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, func() bool {
+		if runtime.GOOS != "linux" {
+			return true // no /proc to count them in
+		}
 		pids := helperPIDs(cfg.Control.Socket())
 		return len(pids) == 1 && pids[0] == info.PID
 	})
