@@ -85,11 +85,12 @@ unit:
 e2e:
 	$(GO) test -race -count=1 -parallel 8 -timeout 20m ./e2e/...
 
-# The quick ones (a warm run, a status) take 50 iterations, which this
-# machine's noise needs; the others 5.
+# The quick ones (a warm run, a status, a session on a kept connection)
+# take 50 iterations, which this machine's noise needs; the others 5
+# (ScriptRoundTrips: the 4-command script with and without ControlPersist).
 bench: deps
-	$(GO) test -run '^$$' -bench 'RunUncontended|Status' -benchtime 50x ./e2e/
-	$(GO) test -run '^$$' -bench . -skip 'RunUncontended|Status' -benchtime 5x ./e2e/
+	$(GO) test -run '^$$' -bench 'RunUncontended|Status|MuxSession' -benchtime 50x ./e2e/
+	$(GO) test -run '^$$' -bench . -skip 'RunUncontended|Status|MuxSession' -benchtime 5x ./e2e/
 
 # gofmt, vet and staticcheck for the Go code, and the command built for macOS
 # and FreeBSD (workstations hoist runs on); shellcheck for the host-side

@@ -20,6 +20,7 @@ type cli struct {
 	flags []string // target, key, known_hosts, root
 	home  string
 	env   []string // added to the environment
+	bin   string   // the hoist binary, when not hoistBin
 }
 
 // newCLI targets h with the store under root (a path on the host).
@@ -40,7 +41,11 @@ func cliFlags(t testing.TB, h *sshd.Host, addr, root string) []string {
 // command builds a hoist invocation; the environment holds no agent and a
 // home of its own, so nothing of the caller's ssh setup leaks in.
 func (c *cli) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(hoistBin, append(append([]string{}, c.flags...), args...)...)
+	bin := hoistBin
+	if c.bin != "" {
+		bin = c.bin
+	}
+	cmd := exec.Command(bin, append(append([]string{}, c.flags...), args...)...)
 	cmd.Env = append([]string{"HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "USER=tester"}, c.env...)
 	return cmd
 }

@@ -125,6 +125,10 @@ type SSHConfig struct {
 	// InsecureIgnoreHostKey accepts any host key (StrictHostKeyChecking
 	// no), with a warning on the logger; a changed key is still refused.
 	InsecureIgnoreHostKey bool
+	// Control is how the configuration shares connections between
+	// commands (ControlPath, ControlMaster, ControlPersist), for
+	// DialShared; DialSSH ignores it.
+	Control Control
 }
 
 const (
@@ -183,6 +187,10 @@ type SSH struct {
 	lostWhy  error // why the connection was closed by us, for Run's errors
 	lostOnce sync.Once
 	spare    chan *sftp.Client // an upload's first stream, opened ahead (Prepare)
+
+	// masterDone, on a connection to a master, is closed once the master's
+	// last word (why it ended, if it said) has been taken in.
+	masterDone chan struct{}
 }
 
 var _ Transport = (*SSH)(nil)
@@ -206,32 +214,49 @@ var _ Transport = (*SSH)(nil)
 // All but the last two are *DialError, *HostKeyError or *JumpError.
 func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	start := time.Now()
-	cfg, err := cfg.withDefaults()
+	cfg, t, err := cfg.target()
 	if err != nil {
 		return nil, err
 	}
-	t, err := parseTarget(cfg.Target)
+	conn, client, key, err := dial(ctx, cfg, t)
 	if err != nil {
 		return nil, err
+	}
+	reached := Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFilesToTry(), Key: key}
+	return newSSH(cfg, t, conn, client, reached, start), nil
+}
+
+// target is cfg with its defaults, and the target it names, its user
+// filled in.
+func (cfg SSHConfig) target() (SSHConfig, sshTarget, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return cfg, sshTarget{}, err
+	}
+	t, err := parseTarget(cfg.Target)
+	if err != nil {
+		return cfg, t, err
 	}
 	if cfg.User != "" {
 		t.user = cfg.User
 	}
 	if t.user == "" {
 		if t.user, err = currentUser(); err != nil {
-			return nil, err
+			return cfg, t, err
 		}
 	}
-	conn, client, key, err := dial(ctx, cfg, t)
-	if err != nil {
-		return nil, err
-	}
+	return cfg, t, nil
+}
+
+// newSSH is the SSH value on a connection made (directly or to a master)
+// since start.
+func newSSH(cfg SSHConfig, t sshTarget, conn *activityConn, client *ssh.Client, reached Reached, start time.Time) *SSH {
 	name := t.user + "@" + t.addr()
 	if cfg.Name != "" {
 		name = cfg.Name
 	}
 	s := &SSH{
-		reached:  Reached{User: t.user, Addr: t.addr(), Via: cfg.Via, Identities: cfg.IdentityFilesToTry(), Key: key},
+		reached:  reached,
 		target:   name,
 		client:   client,
 		conn:     conn,
@@ -248,10 +273,14 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	}
 	if cfg.Logger != nil {
 		s.rtt, _ = s.RoundTrip(2)
-		cfg.Logger.Debug("connected", "target", s.target, "took", time.Since(start).Round(time.Millisecond),
-			"rtt", s.rtt.Round(10*time.Microsecond), "key", key)
+		args := []any{"target", s.target, "took", time.Since(start).Round(time.Millisecond),
+			"rtt", s.rtt.Round(10 * time.Microsecond), "key", reached.Key}
+		if reached.Master != "" {
+			args = append(args, "master", reached.Master)
+		}
+		cfg.Logger.Debug("connected", args...)
 	}
-	return s, nil
+	return s
 }
 
 // RTT is the connection's round-trip time, measured once when it was made
@@ -310,6 +339,9 @@ type Reached struct {
 	// Key is the identity the host accepted: a file (or a certificate
 	// file), or "ssh-agent key SHA256:…" for a key only the agent holds.
 	Key string
+	// Master is the socket of the master whose connection this is (see
+	// DialShared), "" for a connection of its own.
+	Master string `json:",omitempty"`
 }
 
 // Reached says how this connection was made.
@@ -337,6 +369,24 @@ func (s *SSH) lose(why error) {
 		s.mu.Unlock()
 		_ = s.client.Close()
 	})
+}
+
+// awaitMaster gives a master's last word, which comes just before it
+// closes the connection, time to be taken in, so that an error can say why
+// the master ended: only when the connection is gone, or going.
+func (s *SSH) awaitMaster() {
+	if s.masterDone == nil {
+		return
+	}
+	select {
+	case <-s.connDone:
+	case <-time.After(100 * time.Millisecond):
+		return
+	}
+	select {
+	case <-s.masterDone:
+	case <-time.After(time.Second):
+	}
 }
 
 func (s *SSH) lostReason() error {

@@ -161,6 +161,7 @@ func (s *SSH) status(err error) (int, error) {
 // explain adds why the connection is gone, when we know, to a session
 // error such as x/crypto's "remote command exited without exit status".
 func (s *SSH) explain(err error) error {
+	s.awaitMaster()
 	if why := s.lostReason(); why != nil {
 		return fmt.Errorf("%w: %w", why, err)
 	}

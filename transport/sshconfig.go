@@ -224,6 +224,7 @@ func (r Resolved) Apply(cfg *SSHConfig, original string, opts ConfigOptions) err
 	if n, err := strconv.Atoi(r.Get("serveralivecountmax")); err == nil && n > 0 {
 		cfg.KeepaliveMaxMissed = n
 	}
+	cfg.Control = controlFrom(r)
 	if cfg.Dialer != nil {
 		return nil
 	}

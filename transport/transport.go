@@ -17,6 +17,12 @@
 // reused for every command, a session per command) and [Local] (/bin/sh on
 // this machine, the built-in target "local").
 //
+// An SSH connection can also outlive the process that made it, as OpenSSH's
+// ControlMaster and ControlPersist keep one: [DialShared] connects through
+// a master process holding the connection ([StartMaster], [ServeMaster]),
+// and returns the same [SSH], with the same outcomes, as [DialSSH]
+// (docs/connections.md).
+//
 // Transports do not interpret the command line: package remote builds it.
 package transport
 

@@ -112,7 +112,7 @@ func (a *app) rootCommand() *cobra.Command {
 
 	root.AddCommand(a.pushCommand(), a.publishCommand(), a.listCommand(), a.historyCommand(),
 		a.activateCommand(), a.rollbackCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),
-		a.gcCommand(), a.runCommand(), a.runsCommand(), a.logsCommand(), a.lockCommand(), a.doctorCommand(), a.versionCommand(),
+		a.gcCommand(), a.runCommand(), a.runsCommand(), a.logsCommand(), a.lockCommand(), a.doctorCommand(), a.muxCommand(), a.versionCommand(),
 		a.completionCommand(root))
 	help := helpCommand(root)
 	root.AddCommand(help)

@@ -151,6 +151,11 @@ func (a *app) dial(ctx context.Context, target string, cfg transport.SSHConfig) 
 		a.con.line(fmt.Sprintf("hoist: %s: WARNING: StrictHostKeyChecking no: a host key no known_hosts file lists is accepted unchecked; anyone on the path can pose as this host",
 			printable(transport.RedactTarget(target))))
 	}
+	// A connection the configuration keeps (ControlMaster, ControlPath,
+	// ControlPersist) goes through hoist's master (docs/connections.md).
+	if cfg.Control.Path != "" {
+		return transport.DialShared(ctx, cfg, a.masterStarter(target, cfg))
+	}
 	return transport.DialSSH(ctx, cfg)
 }
 

@@ -199,6 +199,19 @@ type Publish struct {
 	Writable      []string `json:"writable"`
 }
 
+// Mux is hoist mux check, stop and exit: the connection kept to a host.
+type Mux struct {
+	Result
+	Master           bool   `json:"master"`
+	Socket           string `json:"socket,omitempty"`
+	OpenSSHMasterPID int    `json:"openssh_master_pid,omitempty"`
+	PID              int    `json:"pid,omitempty"`
+	Since            string `json:"since,omitempty"`
+	Clients          int    `json:"clients,omitempty"`
+	Version          string `json:"version,omitempty"`
+	PersistSeconds   int64  `json:"persist_seconds,omitempty"`
+}
+
 // List is hoist list.
 type List struct {
 	Result
