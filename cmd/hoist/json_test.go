@@ -27,6 +27,9 @@ var outputTypes = map[string]func() output.Object{
 	"Pin":         func() output.Object { return &output.Pin{} },
 	"GC":          func() output.Object { return &output.GC{} },
 	"Doctor":      func() output.Object { return &output.Doctor{} },
+	"Publish":     func() output.Object { return &output.Publish{} },
+	"Mux":         func() output.Object { return &output.Mux{} },
+	"Unreached":   func() output.Object { return &output.Unreached{} },
 }
 
 // decodeLines decodes each line of out into a new output.TYPE, refusing a
