@@ -90,14 +90,6 @@ h_op_run() {
 	exit "$h_st"
 }
 
-# h_held: under a manual hold (h_hold), the hold is still this store's lock
-# (h_fence, which says LOST otherwise); without one, nothing to check.
-h_held() {
-	[ -n "$h_hold" ] || return 0
-	h_ownlease
-	h_fence
-}
-
 # h_take: the waiting acquire that manual holds, runs and store commands
 # share: a scratch directory, the stdin watcher, the wait, and ACQUIRED; then
 # the guardian's heartbeats (h_guardrun) for a store command (a run starts

@@ -32,7 +32,7 @@
 //     create.undo-rm, create.cleanup;
 //   - h_clear (sample.sh): clear.judged (rm -f L/.owner-*), clear.glob (the
 //     expansion of L/*), clear.rmdir-token (one per word), clear.rmdir-lock;
-//   - holding: fence.aged and fence (h_owned, store.sh: by the holder's
+//   - holding: fence.aged and fence (h_owned, lease.sh: by the holder's
 //     clock the record's lease has not run out, or the record is gone and
 //     its age unknown; then the record is there) and fence.checked (the
 //     mutation h_fence allowed); beat (h_renew, a heartbeat: touch -c

@@ -23,7 +23,7 @@ const (
 	PCreateUndo     // mv L/L.new-me L.new-me
 	PCreateUndoRm   // rm -rf L/L.new-me
 	PCreateCleanup  // rm -rf L.new-me
-	// Holding: the command under the lock, h_fence and h_renew, store.sh.
+	// Holding: the command under the lock, h_fence and h_renew, lease.sh.
 	PHold         // critical section: next is a fence, a heartbeat or the release
 	PFenceAged    // h_owned's second look: [ -f L/me/rec ] (FenceLooksFirst: the age)
 	PFenceChecked // fence.checked: the store mutation h_fence allowed

@@ -1,6 +1,6 @@
 package model
 
-// The steps of holding (h_fence, store.sh), h_release (release.sh), h_clear
+// The steps of holding (h_fence, lease.sh), h_release (release.sh), h_clear
 // (sample.sh) and h_op_break (ops.sh).
 
 // hold runs the critical section: a fence (h_owned, then the mutation it
