@@ -157,7 +157,7 @@ func TestShGCKeepsTenDigits(t *testing.T) {
 		r := fnRun{fns: []string{"h_op_gc"}, vars: map[string]string{"h_keep": "4294967297", "h_dry": "1"},
 			// Taken and released, and nothing in use, as far as this test goes.
 			defs: `h_take() { :; }
-				h_release_say() { :; }
+				h_release_end() { :; }
 				h_inuse() { :; }`,
 			call: "h_op_gc"}.do(t, sh, root)
 		want := []string{"KEEP newest a-000000000001", "KEEP newest a-000000000002"}

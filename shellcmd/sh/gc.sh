@@ -59,7 +59,7 @@ h_op_gc() {
 	h_take || return
 	if ! h_used=$(h_inuse); then
 		h_say NOPROC
-		h_release_say
+		h_release_end
 		rm -rf "$h_scr"
 		return
 	fi
@@ -93,7 +93,7 @@ h_op_gc() {
 	h_gc_unmarked
 	h_gc_delete
 	h_gc_sweep
-	h_release_say
+	h_release_end
 	rm -rf "$h_scr"
 }
 

@@ -46,7 +46,7 @@ h_op_activate() {
 	else
 		h_say NOTFOUND "$h_id"
 	fi
-	h_release_say
+	h_release_end
 	rm -rf "$h_scr"
 }
 
@@ -71,7 +71,7 @@ h_op_rollback() {
 	else
 		h_say NOPREVIOUS
 	fi
-	h_release_say
+	h_release_end
 	rm -rf "$h_scr"
 }
 
@@ -102,7 +102,7 @@ h_op_pin() {
 			fi
 		fi
 	fi
-	h_release_say
+	h_release_end
 	rm -rf "$h_scr"
 }
 

@@ -134,8 +134,7 @@ h_op_refresh() {
 
 h_op_release() {
 	if [ -d "$h_store" ]; then
-		h_release
-		h_say_release $?
+		h_release_end
 	else
 		h_say NOTHELD
 	fi

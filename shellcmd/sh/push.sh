@@ -24,12 +24,12 @@ h_op_pushcheck() {
 		# and then it is uploaded again like any missing runtime.
 		if h_present "$h_id" "$h_digest"; then
 			h_activate "$h_id" push
-			h_release_say
+			h_release_end
 			rm -rf "$h_scr"
 			h_say PRESENT "$h_id"
 			return
 		fi
-		h_release_say
+		h_release_end
 		rm -rf "$h_scr"
 	fi
 	# A host that could not verify the upload is told before it is sent.
@@ -533,7 +533,7 @@ h_op_promote() {
 		return
 	fi
 	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
-	h_release_say
+	h_release_end
 	h_unstage
 	rm -rf "$h_scr"
 }

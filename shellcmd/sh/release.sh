@@ -36,7 +36,7 @@ h_release() {
 	return 3
 }
 
-# h_say_release CODE: the verdict for h_release's result.
+# h_say_release CODE: says the verdict for h_release's result CODE.
 h_say_release() {
 	case $1 in
 	0) h_say RELEASED ;;
@@ -45,4 +45,11 @@ h_say_release() {
 	4) h_say KEPT "$h_me" ;;
 	*) h_say ERROR release "$(h_oneline "$h_lasterr")" ;;
 	esac
+}
+
+# h_release_end: releases (h_release) and says how (h_say_release): the end
+# of every command that holds the lock.
+h_release_end() {
+	h_release
+	h_say_release $?
 }

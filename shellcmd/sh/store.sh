@@ -208,9 +208,3 @@ h_isuuid() {
 	esac
 	return 1
 }
-
-# h_release_say: release and report it; the command's end.
-h_release_say() {
-	h_release
-	h_say_release $?
-}
