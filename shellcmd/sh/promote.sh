@@ -1,0 +1,206 @@
+# Promotion: after the upload, the archive is verified and unpacked in the
+# stage, outside the lock; then, under the lock and fenced, the runtime is
+# marked and renamed into runtimes/<id> (h_op_promote, h_promote). Also the
+# checks a push makes before it uploads: that runtimes/<id> is not taken by
+# something else (h_collides) and that the disk has room (h_room).
+
+# h_op_promote: after the upload. Outside the lock: verify the archive's
+# digest while unpacking it with its own modes (umask 0, owners not restored,
+# then the directory modes from the archive's "modes" list, see h_modes), drop
+# the archive. Then wait for the lock and, fenced, promote in the same
+# command (h_promote) and with --activate switch current. The host releases
+# the lock itself, and the stage is removed in every outcome but an unknown
+# one, and one where another push took the stage over (it is that push's).
+h_op_promote() {
+	h_stage=$h_store/.stage-$h_stok
+	# Everything below works inside the stage, by relative paths (h_enter).
+	if ! h_instage; then
+		if [ -e "$h_stage" ] || [ -L "$h_stage" ]; then
+			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") is not the stage this push made: another push of $h_id took it over to resume it, or it was replaced (by a member of the store's group?); nothing was written through it"
+		else
+			h_say ERROR stage "the upload is missing from the stage"
+		fi
+		return
+	fi
+	# This push's stage, not one another push of this runtime took over to
+	# resume it (h_resume): the mark goes first, before anything else
+	# touches the stage (h_claim), and only one can take it.
+	if ! h_claim; then
+		if [ -f artifact.tar ]; then
+			h_say ERROR stage "another push of $h_id took this upload over to resume it"
+		else
+			h_say ERROR stage "the upload is missing from the stage"
+		fi
+		return
+	fi
+	rm -f "claimed-$h_stok"
+	h_step promote.marked
+	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
+		h_say ERROR stage "the upload is missing from the stage"
+		h_unstage
+		return
+	fi
+	if ! h_shaany; then
+		h_nosha
+		h_unstage
+		return
+	fi
+	if ! h_room . 1 4096; then
+		h_unstage
+		return
+	fi
+	# The archive is unpacked into a directory made here and now, empty
+	# (h_ud), and everything the promotion writes goes there: whatever
+	# else a stage holds (one kept for a resume may hold anything the login
+	# put there) never becomes part of the runtime, and no link in it is
+	# written through. The pool the archive links to moves in first; a
+	# pool that is a link stays out, and the links to it fail.
+	h_ud=unpack-$h_stok
+	if ! mkdir "$h_ud" 2>/dev/null ||
+		{ [ -d pool ] && [ ! -L pool ] && ! mv pool "$h_ud/pool"; }; then
+		h_say ERROR unpack "cannot make a directory to unpack into in the stage (disk full?)"
+		h_unstage
+		return
+	fi
+	# Digest and unpack side by side: both read the archive, which only
+	# this push writes (h_resume gives a stage it takes over a new one), and
+	# nothing leaves the stage before the digest matches.
+	h_sha256 artifact.tar >"$h_ud/sum" 2>/dev/null &
+	h_sp=$!
+	h_e=$(cd "$h_ud" && umask 0 && tar -xof ../artifact.tar 2>&1 && h_modes 2>&1)
+	h_ux=$?
+	wait "$h_sp"
+	h_shst=$?
+	h_got=
+	{ IFS= read -r h_got <"$h_ud/sum"; } 2>/dev/null
+	if [ "$h_shst" -eq 3 ]; then
+		h_nosha "none of those there works"
+	elif [ -z "$h_got" ]; then
+		# The tool is there, so the digest could not be written: the
+		# stage's disk is full, which tar says too.
+		h_say ERROR unpack "$(h_oneline "${h_e:-cannot write the digest in the stage (disk full?)}")"
+	elif [ "$h_got" != "$h_sum" ]; then
+		h_say CORRUPT "$h_got"
+	elif [ "$h_ux" -ne 0 ]; then
+		h_say ERROR unpack "$(h_oneline "$h_e")"
+	else
+		h_got=ok
+	fi
+	if [ "$h_got" != ok ]; then
+		h_unstage
+		return
+	fi
+	rm -rf artifact.tar "$h_ud/pool" "$h_ud/sum"
+	if ! h_take; then
+		h_unstage
+		return
+	fi
+	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
+	h_release_end
+	h_unstage
+	rm -rf "$h_scr"
+}
+
+# h_modes: where the archive was unpacked, gives directories their real
+# modes. They were unpacked writable, because some tar implementations
+# cannot fill a directory they created read-only. One "<octal
+# mode><tab><path>" per line.
+h_modes() {
+	[ -f modes ] || return 0
+	while IFS='	' read -r h_fm h_fp; do
+		[ -n "$h_fp" ] || continue
+		chmod "$h_fm" "tree/$h_fp" || return 1
+	done <modes
+}
+
+# h_promote: under the lock, fenced. If another client promoted this runtime
+# meanwhile, the stage is just dropped. The mark is written first and the
+# tree renamed into place after it: a promotion cut short between the two
+# leaves a mark without a tree, which counts as nothing and which gc
+# removes, never a tree hoist could not prove it made. A path at
+# runtimes/<id> that is not this runtime is left alone (h_collides).
+h_promote() {
+	h_fence || return 1
+	if h_present "$h_id" "$h_digest"; then
+		h_say PRESENT "$h_id"
+		return 0
+	fi
+	h_collides && return 1
+	# The mark is written in the stage, where nobody else can put a link
+	# to write through, and renamed into .meta (never into a directory at
+	# its name, as the tree below).
+	if ! h_order; then
+		h_say ERROR promote "$(h_oneline "$h_lasterr")"
+		return 1
+	fi
+	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
+		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\norder=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" "$h_ord" >"$h_ud/mark" ||
+		! h_movein "$h_ud/mark" "$h_store/.meta/$h_id"; then
+		h_say ERROR promote "cannot mark $h_id verified (disk full?)"
+		return 1
+	fi
+	# Never into a directory that appeared meanwhile (h_movein).
+	if ! h_movein "$h_ud/tree" "$h_store/$h_id"; then
+		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
+		return 1
+	fi
+	# The list of the runtime's files, for later pushes (h_pool). A
+	# promotion cut short before it only makes the runtime's files travel
+	# again.
+	if [ -f "$h_ud/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
+		h_movein "$h_ud/files" "$h_store/.files/$h_id"
+	fi
+	h_say PROMOTED "$h_id"
+}
+
+# h_movein FILE PATH: renames FILE (a file, or the tree) to PATH,
+# replacing a file or a link there, never moving into a directory (or a
+# link to one) at PATH: mv -T (GNU, busybox), elsewhere only when PATH is
+# absent.
+h_movein() {
+	mv -fT "$1" "$2" 2>/dev/null ||
+		{ [ ! -e "$2" ] && [ ! -L "$2" ] && mv -f "$1" "$2" 2>/dev/null; }
+}
+
+# h_collides: runtimes/<id> is taken by something that is not this runtime:
+# a mark with another digest (two trees whose ids share 12 digits), or a path
+# without hoist's mark, which hoist did not make and never replaces. Says the
+# error.
+h_collides() {
+	[ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ] || return 1
+	if ! h_meta "$h_id"; then
+		# Outside the lock, gc may have deleted the runtime between the
+		# two looks (its tree moved aside, then its mark removed): a path
+		# that is gone now is no collision, and one still there must
+		# still have no mark (a promotion writes the mark first).
+		{ [ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ]; } || return 1
+		if ! h_meta "$h_id"; then
+			h_say ERROR foreign "$(h_oneline "$h_storedir/$h_id")"
+			return 0
+		fi
+	fi
+	if [ -n "$h_mdigest" ] && [ "$h_mdigest" != "$h_digest" ]; then
+		h_say ERROR collision "$h_id" "$h_mdigest"
+		return 0
+	fi
+	return 1
+}
+
+# h_room DIR TIMES PER: DIR's filesystem has room (df, in KiB) for TIMES
+# times the runtime's size (h_size), PER bytes for each of its entries
+# (h_entries) and 1 MiB more, or the host cannot tell (then the write
+# itself reports a full disk). Says ERROR space NEED FREE, in KiB, when it
+# has not. awk sums and compares: sizes pass 2 GiB, and free space 2 TiB,
+# beyond the 32 bits some shells count in (mksh), where the sum would turn
+# negative and every check pass.
+h_room() {
+	h_need=$(df -Pk "$1" 2>/dev/null | awk -v s="$h_size" -v n="$h_entries" -v x="$2" -v e="$3" '
+		NR == 2 { f = $4 }
+		END {
+			need = int((x * s + n * e + 1023) / 1024) + 1024
+			if (f ~ /^[0-9]+$/ && f + 0 < need) printf "%.0f %s\n", need, f
+		}')
+	case $h_need in *[0-9]" "[0-9]*) ;; *) return 0 ;; esac
+	h_say ERROR space "${h_need% *}" "${h_need#* }"
+	return 1
+}
