@@ -30,7 +30,7 @@ var (
 // shFileOrder lists the files in the order their functions are defined in a
 // command; the order does not matter to sh, it only keeps fragments stable.
 var shFileOrder = []string{"lib", "setup", "proc", "sample", "rules", "lease", "create", "steal", "release",
-	"wait", "wrap", "ops", "runs", "sha", "store", "stage", "push", "promote", "manage", "gc", "doctor"}
+	"wait", "wrap", "ops", "runs", "sha", "store", "stage", "reuse", "push", "promote", "manage", "gc", "doctor"}
 
 func loadLibrary() *library {
 	l := &library{body: map[string]string{}, calls: map[string][]string{}}
