@@ -29,8 +29,9 @@ var (
 
 // shFileOrder lists the files in the order their functions are defined in a
 // command; the order does not matter to sh, it only keeps fragments stable.
-var shFileOrder = []string{"lib", "setup", "proc", "sample", "rules", "lease", "create", "steal", "release",
-	"wait", "wrap", "ops", "runs", "sha", "store", "stage", "reuse", "push", "promote", "manage", "gc", "doctor"}
+var shFileOrder = []string{"lib", "setup", "proc", "sample", "rules", "lease", "create", "steal",
+	"release", "wait", "wrap", "ops", "runs", "sha", "store", "stage", "reuse", "push", "promote",
+	"manage", "gc", "doctor", "doctor-tools"}
 
 func loadLibrary() *library {
 	l := &library{body: map[string]string{}, calls: map[string][]string{}}

@@ -222,6 +222,28 @@ func TestOpsShipOnlyWhatTheyCall(t *testing.T) {
 	}
 }
 
+// TestShellFilesAreSmall: every file in sh/ is loaded (its functions are
+// in shFileOrder, or it is the facts probe) and stays short enough to read
+// as one concept, at most 300 lines.
+func TestShellFilesAreSmall(t *testing.T) {
+	entries, err := shFiles.ReadDir("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".sh")
+		if !ok {
+			continue
+		}
+		if name != "facts" && !slices.Contains(shFileOrder, name) {
+			t.Errorf("sh/%s is not in shFileOrder: its functions are never shipped", e.Name())
+		}
+		if n := strings.Count(read(name), "\n"); n > 300 {
+			t.Errorf("sh/%s has %d lines, more than 300: split it by concept", e.Name(), n)
+		}
+	}
+}
+
 // TestScriptOrder: the operation's functions come before LOADED and the
 // probe, and the operation runs last.
 func TestScriptOrder(t *testing.T) {
