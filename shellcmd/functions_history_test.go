@@ -24,7 +24,7 @@ func TestShHistoryKeepsEveryCharacter(t *testing.T) {
 			store, _, _ := fnPaths(root)
 			fnMkdir(t, store)
 			r := fnRun{fns: []string{"h_history", "h_op_history"},
-				vars: map[string]string{"h_rec": want.Encode(), "h_since": "1700000000"},
+				vars: map[string]string{"hp_rec": want.Encode(), "h_since": "1700000000"},
 				call: "h_history activate a-1 b-2 && h_op_history"}.do(t, sh, root)
 			if len(r.said) != 2 || r.said[1] != string(VerbListed) {
 				t.Fatalf("%s: said %q", sh[0], r.said)

@@ -637,14 +637,14 @@ func TestShExited(t *testing.T) {
 
 // TestShLeaseStale: the age rule with the record's own lease: a record
 // whose lease= is 5 is stale once more than 5 seconds old (ages are whole
-// seconds: above the lease proves a whole lease passed), whatever h_stale says; one
-// without a lease (or with a lease h_parse refuses) has h_stale. h_lz is the
+// seconds: above the lease proves a whole lease passed), whatever hp_stale says; one
+// without a lease (or with a lease h_parse refuses) has hp_stale. h_lz is the
 // lease that applied.
 func TestShLeaseStale(t *testing.T) {
 	cases := []struct {
 		name  string
 		lease string
-		stale string // h_stale
+		stale string // hp_stale
 		age   int
 		lz    string
 		why   string
@@ -653,12 +653,12 @@ func TestShLeaseStale(t *testing.T) {
 		{"lease 5, exactly 5 s old", "5", "1200", 5, "5", ""},
 		{"lease 5, 4 s old", "5", "1200", 4, "5", ""},
 		{"lease 5, 3 days old", "5", "1200", 3 * 86400, "5", "stale"},
-		{"lease 100 over h_stale 60, 70 s old", "100", "60", 70, "100", ""},
-		{"lease 100 over h_stale 60, 101 s old", "100", "60", 101, "100", "stale"},
-		{"no lease, h_stale 60, 61 s old", "-", "60", 61, "60", "stale"},
-		{"no lease, h_stale 60, 58 s old", "-", "60", 58, "60", ""},
-		{"lease 1 refused, h_stale 60, 6 s old", "1", "60", 6, "60", ""},
-		{"lease 05 refused, h_stale 60, 61 s old", "05", "60", 61, "60", "stale"},
+		{"lease 100 over hp_stale 60, 70 s old", "100", "60", 70, "100", ""},
+		{"lease 100 over hp_stale 60, 101 s old", "100", "60", 101, "100", "stale"},
+		{"no lease, hp_stale 60, 61 s old", "-", "60", 61, "60", "stale"},
+		{"no lease, hp_stale 60, 58 s old", "-", "60", 58, "60", ""},
+		{"lease 1 refused, hp_stale 60, 6 s old", "1", "60", 6, "60", ""},
+		{"lease 05 refused, hp_stale 60, 61 s old", "05", "60", 61, "60", "stale"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -668,7 +668,7 @@ func TestShLeaseStale(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
 				_, lock, _ := fnPaths(root)
 				fnWrite(t, lock+"/"+fnOther+"/rec", rec+"\n")
-				r := fnRun{fns: []string{"h_sample", "h_stealable"}, vars: map[string]string{"h_stale": c.stale},
+				r := fnRun{fns: []string{"h_sample", "h_stealable"}, vars: map[string]string{"hp_stale": c.stale},
 					defs: fnClock + "\n" + fmt.Sprintf(`touch -d "@$(($(date +%%s) - %d))" "$h_lock/%s/rec"`, c.age, fnOther),
 					call: fnlCall("h_sample\nh_stealable", "h_lz", "h_pwhy")}.do(t, sh, root)
 				v, _ := fnlShown(r)
@@ -818,7 +818,7 @@ func TestShRenew(t *testing.T) {
 // TestShLeaseFence: fencing: h_owned holds while our record is there and
 // younger than our lease (or its age is unknown); h_fence then passes
 // (step fence.checked), else it says LOST with the lock's record. The lease
-// of a manual hold is its record's (h_ownlease), h_stale when it names none.
+// of a manual hold is its record's (h_ownlease), hp_stale when it names none.
 func TestShLeaseFence(t *testing.T) {
 	steps := "h_step() { h_say STEP \"$1\"; }"
 	mine := func(lease string) string {
@@ -841,7 +841,7 @@ func TestShLeaseFence(t *testing.T) {
 		// is read (the steal is in date's double): the age is unknown
 		// then, and the record gone.
 		{name: "owned: our lapsed record stolen while its age is read", lock: fnlPinned(fnMe, "1200", 5000),
-			defs: `date() { case $1 in +%s) mv "$h_lock/$h_me/rec" "$h_lock.stolen-x" 2>/dev/null; echo ` + strconv.Itoa(fnEpoch) + ` ;; *) command date "$@" ;; esac; }`,
+			defs: `date() { case $1 in +%s) mv "$h_lock/$hp_me/rec" "$h_lock.stolen-x" 2>/dev/null; echo ` + strconv.Itoa(fnEpoch) + ` ;; *) command date "$@" ;; esac; }`,
 			call: "h_owned", rc: 1, left: []string{LockName + "/", LockName + "/" + fnMe + "/", LockName + ".stolen-x"}},
 		{name: "owned: free", call: "h_owned", rc: 1},
 		{name: "fresh: no record is fresh (age unknown)", call: "h_fresh", rc: 0},
@@ -878,7 +878,7 @@ func TestShLeaseFence(t *testing.T) {
 				if c.lock != nil {
 					c.lock(t, lock)
 				}
-				r := fnRun{fns: []string{"h_ownlease", "h_owned"}, vars: map[string]string{"h_stale": c.stale, "h_mylease": "5"},
+				r := fnRun{fns: []string{"h_ownlease", "h_owned"}, vars: map[string]string{"hp_stale": c.stale, "h_mylease": "5"},
 					call: fnlCall("h_ownlease\nh_owned", "h_mylease")}.do(t, sh, root)
 				v, _ := fnlShown(r)
 				if got := r.rc == 0; v["h_mylease"] != c.lease || got != c.owned || r.rc > 1 {
@@ -1051,7 +1051,7 @@ func TestShLogsSkip(t *testing.T) {
 				}
 				dir := filepath.Dir(root)
 				r := fnRun{fns: []string{"h_trim", "h_op_logs"},
-					vars: map[string]string{"h_scr": scr, "h_oo": fnlItoa(c.oo), "h_eo": fnlItoa(c.eo)},
+					vars: map[string]string{"h_scr": scr, "hp_oo": fnlItoa(c.oo), "hp_eo": fnlItoa(c.eo)},
 					call: call + "h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
 				if r.rc != 0 {
 					t.Errorf("%s: h_op_logs returned %d", sh[0], r.rc)
@@ -1075,7 +1075,7 @@ func TestShLogsSkip(t *testing.T) {
 	fnShells(t, func(t *testing.T, sh []string, root string) {
 		scr, out, _ := fnlRunRecord(t, root, info, outN, 10)
 		r := fnRun{fns: []string{"h_trim", "h_op_logs"},
-			vars: map[string]string{"h_scr": scr, "h_oo": "40000", "h_eo": "0"},
+			vars: map[string]string{"h_scr": scr, "hp_oo": "40000", "hp_eo": "0"},
 			defs: `mv() { command mv "$@" && case $2 in */cut) h_op_logs >logs.out 2>logs.err ;; esac; }`,
 			call: `h_trim "$h_scr"`}.do(t, sh, root)
 		if r.rc != 0 {
@@ -1101,7 +1101,7 @@ func TestShLogsSkip(t *testing.T) {
 		scr, out, _ := fnlRunRecord(t, root, info, outN, 10)
 		fnWrite(t, scr+"/cut", fnlItoa(outN)+" 10\n")
 		r := fnRun{fns: []string{"h_op_logs"},
-			vars: map[string]string{"h_scr": scr, "h_oo": "40000", "h_eo": "0"},
+			vars: map[string]string{"h_scr": scr, "hp_oo": "40000", "hp_eo": "0"},
 			// The first wc is h_skip's of out: the outputs are replaced
 			// just before it opens the path.
 			defs: `wc() {
@@ -1128,7 +1128,7 @@ func TestShLogsSkip(t *testing.T) {
 		_, _, runs := fnPaths(root)
 		fnMkdir(t, runs+"/"+fnOther)
 		for _, rid := range []string{"x", fnOther, "../" + fnMe} {
-			r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_rid": rid}, call: "h_op_logs"}.do(t, sh, root)
+			r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"hp_rid": rid}, call: "h_op_logs"}.do(t, sh, root)
 			if strings.Join(r.said, "\n") != "NORUN "+rid {
 				t.Errorf("%s: h_op_logs of %q said %q, want NORUN", sh[0], rid, r.said)
 			}
@@ -1191,7 +1191,7 @@ func TestShLogsRunInfo(t *testing.T) {
 					fnWrite(t, scr+"/status", c.status)
 				}
 				r := fnRun{fns: []string{"h_runinfo"},
-					call: fnlCall(`h_runinfo "$h_runs/$h_rid"`, "h_ist", "h_ipid", "h_iwho", "h_icmd", "h_iend", "h_ista")}.do(t, sh, root)
+					call: fnlCall(`h_runinfo "$h_runs/$hp_rid"`, "h_ist", "h_ipid", "h_iwho", "h_icmd", "h_iend", "h_ista")}.do(t, sh, root)
 				if r.rc != c.rc {
 					t.Errorf("%s: h_runinfo returned %d, want %d", sh[0], r.rc, c.rc)
 				}
@@ -1252,7 +1252,7 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "h_follow": c.follow},
+				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "hp_follow": c.follow},
 					// Its client's input stays open (a FIFO this shell also
 					// holds for writing) until it returns: a client that left
 					// ends the wait quietly. Then its stdin reader goes.

@@ -127,28 +127,28 @@ func TestShCreate(t *testing.T) {
 // else; a judgement gone stale (the lock was taken meanwhile) makes every
 // compare-and-swap fail and touch nothing.
 func TestShStealAndCAS(t *testing.T) {
-	stale := map[string]string{"h_me": fnThird, "h_kind": "held", "h_tok": fnOther}
+	stale := map[string]string{"hp_me": fnThird, "h_kind": "held", "h_tok": fnOther}
 	moved := LockName + ".stolen-" + fnMe
 	fnRunLockCases(t, []string{"h_sample", "h_steal"}, []fnLockCase{
 		{name: "steal a held lock", lock: fnHeld(fnOther), call: "h_sample && h_steal", rc: 0,
 			left: fnHeldLeft(fnMe), vals: map[string]string{"h_line": fnRecOther}},
 		{name: "second steal of the same judged token, by cas", lock: fnHeld(fnMe), vars: stale,
-			call: `h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: fnHeldLeft(fnMe)},
+			call: `h_cas "$h_lock.stolen-$hp_me"`, rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "second steal of the same judged token, by steal", lock: fnHeld(fnMe), vars: stale,
 			call: "h_steal", rc: 1, left: fnHeldLeft(fnMe)},
 		{name: "judged token released, lock free", vars: stale, call: "h_steal", rc: 1},
 		{name: "cas of a legacy lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/owner", "hoist-lock/1 token="+fnOther+"\n") },
-			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 0, left: []string{LockName + "/", moved}},
+			call: `h_sample && h_cas "$h_lock.stolen-$hp_me"`, rc: 0, left: []string{LockName + "/", moved}},
 		{name: "cas of a legacy lock released meanwhile", lock: func(t *testing.T, lock string) { fnMkdir(t, lock) },
-			vars: map[string]string{"h_kind": "legacy"}, call: `h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: []string{LockName + "/"}},
+			vars: map[string]string{"h_kind": "legacy"}, call: `h_cas "$h_lock.stolen-$hp_me"`, rc: 1, left: []string{LockName + "/"}},
 		{name: "cas of an ownerless lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/.owner-"+fnOther, "") },
-			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 0},
+			call: `h_sample && h_cas "$h_lock.stolen-$hp_me"`, rc: 0},
 		{name: "cas of an ownerless lock that got a record", lock: fnHeld(fnOther), vars: map[string]string{"h_kind": "ownerless"},
-			call: `h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: fnHeldLeft(fnOther)},
+			call: `h_cas "$h_lock.stolen-$hp_me"`, rc: 1, left: fnHeldLeft(fnOther)},
 		{name: "cas of a dead lock", lock: func(t *testing.T, lock string) { fnMkdir(t, lock+"/"+fnOther) },
-			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: []string{LockName + "/", LockName + "/" + fnOther + "/"}},
+			call: `h_sample && h_cas "$h_lock.stolen-$hp_me"`, rc: 1, left: []string{LockName + "/", LockName + "/" + fnOther + "/"}},
 		{name: "cas of a bad lock", lock: func(t *testing.T, lock string) { fnWrite(t, lock+"/"+fnOther, "x") },
-			call: `h_sample && h_cas "$h_lock.stolen-$h_me"`, rc: 1, left: []string{LockName + "/", LockName + "/" + fnOther}},
+			call: `h_sample && h_cas "$h_lock.stolen-$hp_me"`, rc: 1, left: []string{LockName + "/", LockName + "/" + fnOther}},
 	})
 }
 

@@ -56,7 +56,7 @@ func TestShPrevBoot(t *testing.T) {
 
 // TestShStealable: the age rule on real lock directories, by the host's
 // clock: the aged path is backdated with touch -d @EPOCH against date +%s.
-// The stale period is h_stale; without a stat flavour nothing is ever stale
+// The stale period is hp_stale; without a stat flavour nothing is ever stale
 // by age; an unreadable record (or one that names another token) proves no
 // previous boot, and only its age counts.
 func TestShStealable(t *testing.T) {
@@ -83,8 +83,8 @@ func TestShStealable(t *testing.T) {
 		{"exactly the stale period", held(fnOther, now), fnOther + "/rec", 20 * 60, nil, "", "", false},
 		{"a second short of the stale period", held(fnOther, now), fnOther + "/rec", 20*60 - 1, nil, "", "", false},
 		{"a second past the stale period", held(fnOther, now), fnOther + "/rec", 20*60 + 1, nil, "", "stale", false},
-		{"2 minutes with h_stale 60", held(fnOther, now), fnOther + "/rec", 120, map[string]string{"h_stale": "60"}, "", "stale", false},
-		{"21 minutes with h_stale 3600", held(fnOther, now), fnOther + "/rec", 21 * 60, map[string]string{"h_stale": "3600"}, "", "", false},
+		{"2 minutes with hp_stale 60", held(fnOther, now), fnOther + "/rec", 120, map[string]string{"hp_stale": "60"}, "", "stale", false},
+		{"21 minutes with hp_stale 3600", held(fnOther, now), fnOther + "/rec", 21 * 60, map[string]string{"hp_stale": "3600"}, "", "", false},
 		{"no stat: 3 days", held(fnOther, now), fnOther + "/rec", 3 * 86400, map[string]string{"h_stat": "none"}, "", "", true},
 		{"bsd stat flavour on a GNU host: 3 days", held(fnOther, now), fnOther + "/rec", 3 * 86400, map[string]string{"h_stat": "bsd"}, "", "", true},
 		{"previous boot, 1 minute", held(fnOther, prev), fnOther + "/rec", 60, nil, "", "boot", false},

@@ -66,7 +66,7 @@ func TestShNewStage(t *testing.T) {
 				victim := filepath.Join(t.TempDir(), "victim")
 				fnWrite(t, victim, "the login's file\n")
 				c.make(t, stage, victim)
-				r := fnRun{fns: []string{"h_newstage"}, vars: map[string]string{"h_stage": stage, "h_skey": key},
+				r := fnRun{fns: []string{"h_newstage"}, vars: map[string]string{"h_stage": stage, "hp_skey": key},
 					call: "h_newstage"}.do(t, sh, root)
 				if got := r.rc == 0; got != c.ok {
 					t.Fatalf("%s: h_newstage = %d, want success %v", sh[0], r.rc, c.ok)
@@ -136,7 +136,7 @@ func TestShMkStage(t *testing.T) {
 					defs = "mkdir() {\n" + c.mkdir + "\n}"
 				}
 				r := fnRun{fns: []string{"h_mkstage"}, vars: map[string]string{"h_stage": store + "/.stage-" + fnThird,
-					"h_stok": fnThird, "h_skey": "k"}, defs: defs, call: "h_mkstage"}.do(t, sh, root)
+					"hp_stok": fnThird, "hp_skey": "k"}, defs: defs, call: "h_mkstage"}.do(t, sh, root)
 				if got := r.rc == 0; got != c.ok {
 					t.Fatalf("%s: h_mkstage = %d (said %q), want success %v", sh[0], r.rc, r.said, c.ok)
 				}
@@ -189,7 +189,7 @@ func TestShCollidesWhileGCDeletes(t *testing.T) {
 				// h_meta's double: no mark (the delete has removed it, or
 				// there never was one).
 				defs := "h_t_n=0\nh_meta() { h_t_n=$((h_t_n + 1)); " + del + "\n return 1; }"
-				r := fnRun{fns: []string{"h_collides"}, vars: map[string]string{"h_id": id}, defs: defs, call: "h_collides"}.do(t, sh, root)
+				r := fnRun{fns: []string{"h_collides"}, vars: map[string]string{"hp_id": id}, defs: defs, call: "h_collides"}.do(t, sh, root)
 				if r.rc != c.rc || strings.Join(r.said, "\n") != strings.Join(c.said, "\n") {
 					t.Fatalf("%s: h_collides = %d, said %q; want %d, %q", sh[0], r.rc, r.said, c.rc, c.said)
 				}
@@ -224,7 +224,7 @@ func TestShClaim(t *testing.T) {
 				for _, f := range c.files {
 					fnWrite(t, stage+"/"+f, "x\n")
 				}
-				r := fnRun{fns: []string{"h_claim"}, vars: map[string]string{"h_skey": key, "h_stok": tok},
+				r := fnRun{fns: []string{"h_claim"}, vars: map[string]string{"hp_skey": key, "hp_stok": tok},
 					call: "cd \"$h_store/.stage-x\" && h_claim"}.do(t, sh, root)
 				if r.rc != c.rc {
 					t.Errorf("%s: h_claim = %d, want %d", sh[0], r.rc, c.rc)

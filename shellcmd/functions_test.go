@@ -23,7 +23,7 @@ import (
 
 const fnMarker = "@fn"
 
-// Tokens: h_me is always fnMe; the others hold or held the lock.
+// Tokens: hp_me is always fnMe; the others hold or held the lock.
 const (
 	fnMe    = "aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa"
 	fnOther = "bbbbbbbb-2222-4222-8222-bbbbbbbbbbbb"
@@ -69,12 +69,12 @@ func (r fnRun) script(root string) string {
 	b.WriteString(prelude(fnMarker, &Facts{Machine: fnMach, BootID: fnBoot, PIDNS: fnNS, Init: fnInit,
 		Stat: "gnu", Nap: "0.1", UID: strconv.Itoa(os.Getuid()), Home: "/nonexistent"}))
 	store, lock, runs := fnPaths(root)
-	base := [][2]string{{"h_rooth", ""}, {"h_rootp", root}, {"h_root", root}, {"h_storedir", StoreDir},
-		{"h_lockname", LockName}, {"h_runsdir", RunsDir}, {"h_store", store}, {"h_lock", lock},
-		{"h_runs", runs}, {"h_scr", ""}, {"h_me", fnMe}, {"h_rec", "pid=42 who=u%40h ver=test cmd=test msg=m%20x"},
-		{"h_wait", "0"}, {"h_stale", "1200"}, {"h_try", ""}, {"h_force", ""}, {"h_pause", ""},
-		{"h_pauseat", ""}, {"h_every", "10"}, {"h_lease", "1200"}, {"h_mylease", "1200"}, {"h_grace", "10"},
-		{"h_keepruns", "604800"}, {"h_hold", ""}, {"h_rid", fnMe}, {"h_manual", ""}, {"h_isrun", ""}, {"h_gpid", ""},
+	base := [][2]string{{"hp_rooth", ""}, {"hp_rootp", root}, {"h_root", root}, {"hp_storedir", StoreDir},
+		{"hp_lockname", LockName}, {"hp_runsdir", RunsDir}, {"h_store", store}, {"h_lock", lock},
+		{"h_runs", runs}, {"h_scr", ""}, {"hp_me", fnMe}, {"hp_rec", "pid=42 who=u%40h ver=test cmd=test msg=m%20x"},
+		{"hp_wait", "0"}, {"hp_stale", "1200"}, {"hp_try", ""}, {"hp_force", ""}, {"hp_pause", ""},
+		{"hp_pauseat", ""}, {"h_every", "10"}, {"hp_lease", "1200"}, {"h_mylease", "1200"}, {"hp_grace", "10"},
+		{"hp_keepruns", "604800"}, {"hp_hold", ""}, {"hp_rid", fnMe}, {"h_manual", ""}, {"h_isrun", ""}, {"h_gpid", ""},
 		{"h_gw", ""}, {"h_proc", "1"}}
 	for _, kv := range base {
 		assign(&b, kv[0], kv[1])

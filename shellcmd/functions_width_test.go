@@ -27,13 +27,13 @@ func TestShRoomPast2GiB(t *testing.T) {
 	const id = "app-0123456789ab"
 	fnShells(t, func(t *testing.T, sh []string, root string) {
 		r := fnRun{fns: []string{"h_op_pushcheck"}, defs: fnDF("3000000"),
-			vars: map[string]string{"h_id": id, "h_digest": strings.Repeat("a", 64), "h_size": "2147483648", "h_entries": "1", "h_stok": fnThird},
+			vars: map[string]string{"hp_id": id, "hp_digest": strings.Repeat("a", 64), "hp_size": "2147483648", "hp_entries": "1", "hp_stok": fnThird},
 			call: "h_op_pushcheck"}.do(t, sh, root)
 		if want := "ERROR space 4195333 3000000"; !slices.Contains(r.said, want) {
 			t.Errorf("%s: pushcheck of 2 GiB with 2.9 GiB free said %q, want %q", sh[0], r.said, want)
 		}
 		r = fnRun{fns: []string{"h_room"}, defs: fnDF("3000000000"),
-			vars: map[string]string{"h_size": "2147483648", "h_entries": "1000"},
+			vars: map[string]string{"hp_size": "2147483648", "hp_entries": "1000"},
 			call: "h_room . 1 4096"}.do(t, sh, root)
 		if r.rc != 0 || len(r.said) != 0 {
 			t.Errorf("%s: h_room of 2 GiB with 2.8 TiB free: %d, said %q; want room", sh[0], r.rc, r.said)
@@ -54,7 +54,7 @@ func TestShResumePast2GiB(t *testing.T) {
 		fnWrite(t, filepath.Join(store, stage, "resume"), id+" "+digest+" 1048576\n")
 		fnWrite(t, filepath.Join(store, stage, "cut"), "2600000000\n")
 		r := fnRun{fns: []string{"h_resume"},
-			vars: map[string]string{"h_id": id, "h_digest": digest, "h_stok": fnThird, "h_skey": "k",
+			vars: map[string]string{"hp_id": id, "hp_digest": digest, "hp_stok": fnThird, "hp_skey": "k",
 				"h_stage": store + "/.stage-" + fnThird},
 			defs: `wc() { echo 3000000000; }
 				dd() { printf '%s\n' "$*" >"$h_root.dd"; : >artifact.new; }`,
@@ -91,7 +91,7 @@ func TestShLogsPast2GiB(t *testing.T) {
 				if c.cut != "" {
 					fnWrite(t, scr+"/cut", c.cut)
 				}
-				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "h_oo": c.oo, "h_eo": "0"},
+				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "hp_oo": c.oo, "hp_eo": "0"},
 					call: "h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
 				said, gotOut, _ := fnlLogs(t, filepath.Dir(root))
 				if len(said) > 0 {
@@ -154,7 +154,7 @@ func TestShGCKeepsTenDigits(t *testing.T) {
 			fnMkdir(t, filepath.Join(store, id))
 			fnWrite(t, filepath.Join(store, ".meta", id), "name=a\npromoted=1700000000\n")
 		}
-		r := fnRun{fns: []string{"h_op_gc"}, vars: map[string]string{"h_keep": "4294967297", "h_dry": "1"},
+		r := fnRun{fns: []string{"h_op_gc"}, vars: map[string]string{"hp_keep": "4294967297", "hp_dry": "1"},
 			// Taken and released, and nothing in use, as far as this test goes.
 			defs: `h_take() { :; }
 				h_release_end() { :; }

@@ -169,34 +169,34 @@ type Fragment struct {
 func Render(op *Op, p Params) Fragment {
 	var b strings.Builder
 	if p.Root.Home {
-		b.WriteString("h_rooth=1\n")
+		b.WriteString("hp_rooth=1\n")
 	} else {
-		b.WriteString("h_rooth=\n")
+		b.WriteString("hp_rooth=\n")
 	}
-	assign(&b, "h_rootp", p.Root.Path)
-	b.WriteString("h_storedir=" + StoreDir + " h_lockname=" + LockName + " h_runsdir=" + RunsDir + "\n")
-	assign(&b, "h_me", orDash(p.Token))
-	assign(&b, "h_rec", p.Record)
-	fmt.Fprintf(&b, "h_wait=%d\nh_stale=%d\nh_lease=%d\nh_grace=%d\nh_keepruns=%d\n", seconds(p.Wait),
+	assign(&b, "hp_rootp", p.Root.Path)
+	b.WriteString("hp_storedir=" + StoreDir + " hp_lockname=" + LockName + " hp_runsdir=" + RunsDir + "\n")
+	assign(&b, "hp_me", orDash(p.Token))
+	assign(&b, "hp_rec", p.Record)
+	fmt.Fprintf(&b, "hp_wait=%d\nhp_stale=%d\nhp_lease=%d\nhp_grace=%d\nhp_keepruns=%d\n", seconds(p.Wait),
 		seconds(orDefault(p.Stale, DefaultStale)), seconds(orDefault(p.Lease, DefaultStale)),
 		seconds(orDefault(p.Grace, DefaultGrace)), seconds(orDefault(p.KeepRuns, DefaultKeepRuns)))
-	assign(&b, "h_rid", orDash(cmp.Or(p.Run, p.Token)))
-	assign(&b, "h_runinfo", p.RunInfo)
-	fmt.Fprintf(&b, "h_oo=%d\nh_eo=%d\n", max(p.Offsets[0], 0), max(p.Offsets[1], 0))
-	b.WriteString("h_hold=" + flag(p.Hold) + "\nh_follow=" + flag(p.Follow) + "\n")
-	b.WriteString("h_try=" + flag(p.Try) + "\nh_force=" + flag(p.Force) + "\n")
-	assign(&b, "h_stok", orDash(p.Stage))
-	assign(&b, "h_skey", p.StageKey)
-	assign(&b, "h_stamp", p.Stamp.UTC().Format("200601021504.05"))
-	assign(&b, "h_id", p.ID)
-	assign(&b, "h_name", p.Name)
-	assign(&b, "h_digest", p.Digest)
-	assign(&b, "h_sum", p.Sum)
-	fmt.Fprintf(&b, "h_size=%d\nh_entries=%d\nh_keep=%d\nh_window=%d\nh_cut=%d\n", p.Size, p.Entries, p.Keep, p.Window, p.Cut)
-	assign(&b, "h_want", p.Want)
-	b.WriteString("h_activate=" + flag(p.Activate) + "\nh_unpin=" + flag(p.Unpin) + "\nh_dry=" + flag(p.DryRun) + "\n")
-	assign(&b, "h_pause", p.Pause.Dir)
-	assign(&b, "h_pauseat", strings.Join(p.Pause.At, " "))
+	assign(&b, "hp_rid", orDash(cmp.Or(p.Run, p.Token)))
+	assign(&b, "hp_runinfo", p.RunInfo)
+	fmt.Fprintf(&b, "hp_oo=%d\nhp_eo=%d\n", max(p.Offsets[0], 0), max(p.Offsets[1], 0))
+	b.WriteString("hp_hold=" + flag(p.Hold) + "\nhp_follow=" + flag(p.Follow) + "\n")
+	b.WriteString("hp_try=" + flag(p.Try) + "\nhp_force=" + flag(p.Force) + "\n")
+	assign(&b, "hp_stok", orDash(p.Stage))
+	assign(&b, "hp_skey", p.StageKey)
+	assign(&b, "hp_stamp", p.Stamp.UTC().Format("200601021504.05"))
+	assign(&b, "hp_id", p.ID)
+	assign(&b, "hp_name", p.Name)
+	assign(&b, "hp_digest", p.Digest)
+	assign(&b, "hp_sum", p.Sum)
+	fmt.Fprintf(&b, "hp_size=%d\nhp_entries=%d\nhp_keep=%d\nhp_window=%d\nhp_cut=%d\n", p.Size, p.Entries, p.Keep, p.Window, p.Cut)
+	assign(&b, "hp_want", p.Want)
+	b.WriteString("hp_activate=" + flag(p.Activate) + "\nhp_unpin=" + flag(p.Unpin) + "\nhp_dry=" + flag(p.DryRun) + "\n")
+	assign(&b, "hp_pause", p.Pause.Dir)
+	assign(&b, "hp_pauseat", strings.Join(p.Pause.At, " "))
 	if len(p.Argv) > 0 {
 		quoted := make([]string, len(p.Argv))
 		for i, a := range p.Argv {

@@ -222,6 +222,45 @@ func TestOpsShipOnlyWhatTheyCall(t *testing.T) {
 	}
 }
 
+// TestNoVariableIsAFunction: no shell variable has a function's name, so
+// every name callRE finds that is a function is a call (a closure ships
+// nothing it does not run) and a reader never wonders which is meant. The
+// variables are the names expanded ($h_x, ${h_x...}, ${#h_x}), assigned
+// (h_x=...), read (read ... h_x), looped over (for h_x in) or used in
+// $((...)).
+func TestNoVariableIsAFunction(t *testing.T) {
+	word := `(h_[a-z0-9_]+)`
+	uses := []*regexp.Regexp{
+		regexp.MustCompile(`\$\{?#?` + word + `\b`),
+		regexp.MustCompile(`(?:^|[\s;&|(])` + word + `=`),
+		regexp.MustCompile(`\bfor ` + word + ` in\b`),
+		regexp.MustCompile(`\bread(?: -r)?((?: [a-z_0-9]+)+)`),
+		regexp.MustCompile(`\$\(\(([^)]*)\)\)`),
+	}
+	hWord := regexp.MustCompile(`\b` + word + `\b`)
+	bodies := map[string]string{"(facts probe)": lib.probe}
+	for _, f := range lib.order {
+		bodies[f] = lib.body[f]
+	}
+	vars, told := 0, map[string]bool{}
+	for name, body := range bodies {
+		for _, re := range uses {
+			for _, m := range re.FindAllStringSubmatch(body, -1) {
+				for _, v := range hWord.FindAllString(m[1], -1) {
+					vars++
+					if _, ok := lib.body[v]; ok && !told[name+" "+v] {
+						told[name+" "+v] = true
+						t.Errorf("%s uses %s as a variable; it is also a function", name, v)
+					}
+				}
+			}
+		}
+	}
+	if vars < 1000 {
+		t.Fatalf("found only %d variable uses in the shell code", vars)
+	}
+}
+
 // TestShellFilesAreSmall: every file in sh/ is loaded (its functions are
 // in shFileOrder, or it is the facts probe) and stays short enough to read
 // as one concept, at most 300 lines.

@@ -11,10 +11,10 @@
 # the record could not be written, 3 when this token was published and
 # taken before it could look: the acquire must end.
 h_create() {
-	h_new=$h_lock.new-$h_me
+	h_new=$h_lock.new-$hp_me
 	# In a store a team shares (writable by its group), the lock's
 	# directories are too, so that any member can take a stale lock.
-	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" 2>&1 && mkdir "$h_new/$h_me" 2>&1); then
+	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" 2>&1 && mkdir "$h_new/$hp_me" 2>&1); then
 		rm -rf "$h_new"
 		return 1
 	fi
@@ -31,7 +31,7 @@ h_create() {
 	# reading of the clock (h_since).
 	h_since=$(date +%s)
 	if ! printf 'hoist-lock/2 token=%s since=%s mach=%s boot=%s pidns=%s init=%s lease=%s hpid=%s hstart=%s huid=%s %s\n' \
-		"$h_me" "$h_since" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$h_lease" "$h_hp" "$h_hs" "$h_uid" "$h_rec" >"$h_new/$h_me/rec" 2>/dev/null; then
+		"$hp_me" "$h_since" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$hp_lease" "$h_hp" "$h_hs" "$h_uid" "$hp_rec" >"$h_new/$hp_me/rec" 2>/dev/null; then
 		h_lasterr="cannot write the lock's record in $h_new (disk full?)"
 		rm -rf "$h_new"
 		return 2
@@ -42,7 +42,7 @@ h_create() {
 		h_step create.publish
 		mv "$h_new" "$h_lock" 2>/dev/null || h_mvfail=1
 		h_step create.renamed
-		if [ -f "$h_lock/$h_me/rec" ]; then
+		if [ -f "$h_lock/$hp_me/rec" ]; then
 			return 0
 		fi
 		# Renamed into place (not into a lock that appeared meanwhile,
@@ -55,7 +55,7 @@ h_create() {
 		fi
 		# Landed through a symlink that appeared at the lock path: out of
 		# the store, where no clear looks; it is this command's own.
-		if [ -L "$h_lock" ]; then rm -rf "$h_lock/${h_lockname:?}.new-$h_me"; fi
+		if [ -L "$h_lock" ]; then rm -rf "$h_lock/${hp_lockname:?}.new-$hp_me"; fi
 	fi
 	rm -rf "$h_new"
 	h_lasterr=

@@ -165,16 +165,16 @@ h_dr_proc() {
 # checks of h_paths (captured, not said: they would end the command), the
 # free space where the store is or would be, and the lock.
 h_dr_store() {
-	if [ -n "$h_rooth" ]; then
+	if [ -n "$hp_rooth" ]; then
 		if [ -z "$HOME" ]; then
-			h_dr_check root fail nohome "HOME is not set, so ~/$h_rootp cannot be resolved"
+			h_dr_check root fail nohome "HOME is not set, so ~/$hp_rootp cannot be resolved"
 			return
 		fi
-		h_root=$HOME${h_rootp:+/$h_rootp}
+		h_root=$HOME${hp_rootp:+/$hp_rootp}
 	else
-		h_root=$h_rootp
+		h_root=$hp_rootp
 	fi
-	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname h_runs=$h_root/$h_runsdir
+	h_store=$h_root/$hp_storedir h_lock=$h_root/$hp_storedir/$hp_lockname h_runs=$h_root/$hp_runsdir
 	# The nearest directory that exists, at or above the root, and what
 	# is in the way of creating the root, if anything.
 	h_dra=$h_root h_drb=

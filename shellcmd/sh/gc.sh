@@ -43,19 +43,19 @@ h_idle() {
 
 # h_op_gc: one attempt at the lock (a stale or previous-boot steal counts),
 # never a wait: a busy store is skipped. Under the lock, fenced, in this one
-# command: keep current, previous, pinned and in-use runtimes and the h_keep
+# command: keep current, previous, pinned and in-use runtimes and the hp_keep
 # newest others; move each victim aside to a unique name, check again that
 # nothing wants it, then delete it; sweep what hoist left behind. Only what
 # hoist provably made is ever deleted: runtimes with hoist's mark, and paths
 # with hoist's names and a token in them. Anything else in the store is
-# reported (KEEP unmarked name) and left alone. With h_dry the plan is said
+# reported (KEEP unmarked name) and left alone. With hp_dry the plan is said
 # and nothing changes.
 h_op_gc() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
 		return
 	fi
-	h_wait=0
+	hp_wait=0
 	h_take || return
 	if ! h_used=$(h_inuse); then
 		h_say NOPROC
@@ -78,7 +78,7 @@ h_op_gc() {
 		elif h_listed "$h_i" "$h_used"; then h_why=in-use
 		# A --keep of ten digits or more keeps them all: it passes the
 		# 32 bits some shells count in (mksh), where it would wrap.
-		elif [ "${#h_keep}" -gt 9 ] || [ "$h_kept" -lt "$h_keep" ]; then
+		elif [ "${#hp_keep}" -gt 9 ] || [ "$h_kept" -lt "$hp_keep" ]; then
 			h_kept=$((h_kept + 1))
 			h_why=newest
 		fi
@@ -108,8 +108,8 @@ h_gc_collect() {
 		case $h_n in
 		.stage-*) h_isuuid "${h_n#.stage-}" ;;
 		.trash-*) h_istrash "$h_n" ;;
-		"$h_lockname".new-* | "$h_lockname".stolen-* | "$h_lockname".released-* | "$h_lockname".broken-*) h_isuuid "${h_n#"$h_lockname".*-}" ;;
-		*) [ "${h_d%/*}" = "$h_runs" ] && [ "$h_n" != "$h_rid" ] && h_isuuid "$h_n" && h_isscratch "$h_d" ;;
+		"$hp_lockname".new-* | "$hp_lockname".stolen-* | "$hp_lockname".released-* | "$hp_lockname".broken-*) h_isuuid "${h_n#"$hp_lockname".*-}" ;;
+		*) [ "${h_d%/*}" = "$h_runs" ] && [ "$h_n" != "$hp_rid" ] && h_isuuid "$h_n" && h_isscratch "$h_d" ;;
 		esac || continue
 		{ [ -e "$h_d" ] || [ -L "$h_d" ]; } && printf '%s\n' "$h_d"
 	done)
@@ -177,7 +177,7 @@ h_gc_delete() {
 	h_ifs=$IFS
 	IFS='
 '
-	if [ -n "$h_dry" ]; then
+	if [ -n "$hp_dry" ]; then
 		for h_i in $h_victims; do h_say DELETE "$h_i" plan; done
 		IFS=$h_ifs
 		return 0
@@ -188,7 +188,7 @@ h_gc_delete() {
 	}
 	h_moved=
 	for h_i in $h_victims; do
-		if mv "$h_store/$h_i" "$h_store/.trash-$h_rid-$h_i" 2>/dev/null; then
+		if mv "$h_store/$h_i" "$h_store/.trash-$hp_rid-$h_i" 2>/dev/null; then
 			h_moved="$h_moved$h_i
 "
 		fi
@@ -202,14 +202,14 @@ h_gc_delete() {
 		if h_listed "$h_i" "$h_used" || [ "$h_i" = "$h_cur" ] || [ "$h_i" = "$h_prev" ] || [ -e "$h_store/.pins/$h_i" ]; then
 			# Put back only onto an absent name: mv would move it into an
 			# existing directory.
-			if [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && mv "$h_store/.trash-$h_rid-$h_i" "$h_store/$h_i"; then
+			if [ ! -e "$h_store/$h_i" ] && [ ! -L "$h_store/$h_i" ] && mv "$h_store/.trash-$hp_rid-$h_i" "$h_store/$h_i"; then
 				h_say KEEP in-use "$h_i"
 			else
-				h_say ERROR gc "could not put $h_i back; it is in $h_storedir/.trash-$h_rid-$h_i"
+				h_say ERROR gc "could not put $h_i back; it is in $hp_storedir/.trash-$hp_rid-$h_i"
 			fi
 		else
 			rm -f "$h_store/.meta/$h_i" "$h_store/.files/$h_i"
-			if h_rmtree "$h_store/.trash-$h_rid-$h_i"; then
+			if h_rmtree "$h_store/.trash-$hp_rid-$h_i"; then
 				h_say DELETE "$h_i" 'done'
 			else
 				h_say DELETE "$h_i" failed
@@ -220,7 +220,7 @@ h_gc_delete() {
 }
 
 # h_gc_sweep: removes leftovers nothing has written to for the stale period
-# (a run's record: for h_keepruns, a week unless told), by the full paths h_gc_collect
+# (a run's record: for hp_keepruns, a week unless told), by the full paths h_gc_collect
 # found. A command waiting for the lock touches its scratch directory every
 # minute, and a promotion waiting for the lock its stage too.
 h_gc_sweep() {
@@ -229,16 +229,16 @@ h_gc_sweep() {
 '
 	for h_d in $h_stages; do
 		h_n=${h_d##*/}
-		case $h_n in .trash-"$h_rid"-*) continue ;; esac
-		h_min=$(((h_stale + 59) / 60))
+		case $h_n in .trash-"$hp_rid"-*) continue ;; esac
+		h_min=$(((hp_stale + 59) / 60))
 		if [ "${h_d%/*}" = "$h_runs" ]; then
 			if [ -f "$h_d/info" ]; then
-				h_min=$(((h_keepruns + 59) / 60))
+				h_min=$(((hp_keepruns + 59) / 60))
 				# A run without its end may still be running (its
 				# guardian touches it every minute): never sooner than
 				# the stale period.
-				if [ ! -f "$h_d/status" ] && [ "$h_min" -lt $(((h_stale + 59) / 60)) ]; then
-					h_min=$(((h_stale + 59) / 60))
+				if [ ! -f "$h_d/status" ] && [ "$h_min" -lt $(((hp_stale + 59) / 60)) ]; then
+					h_min=$(((hp_stale + 59) / 60))
 				fi
 			elif [ -f "$h_d/status" ]; then
 				# An earlier version's kept output: a day.
@@ -249,12 +249,12 @@ h_gc_sweep() {
 		# A run's record an hour after it ended: its output is cut to
 		# its last 64 KiB (before the idle test, which the cut does not
 		# disturb: it looks at the directory's files).
-		if [ -z "$h_dry" ] && [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/info" ] && [ -f "$h_d/status" ] &&
+		if [ -z "$hp_dry" ] && [ "${h_d%/*}" = "$h_runs" ] && [ -f "$h_d/info" ] && [ -f "$h_d/status" ] &&
 			[ ! -f "$h_d/cut" ] && h_idle "$h_d" 60; then
 			h_trim "$h_d"
 		fi
 		if h_idle "$h_d" "$h_min"; then
-			if [ -n "$h_dry" ]; then
+			if [ -n "$hp_dry" ]; then
 				h_say SWEEP "$h_n" plan
 			elif h_owned; then
 				h_sw=$h_d
@@ -264,7 +264,7 @@ h_gc_sweep() {
 					# may take over to resume (h_resume) meanwhile: it
 					# is renamed to this gc's trash first, which only
 					# one of them can do, and removed there.
-					h_sw=$h_store/.trash-$h_rid-${h_d##*/.}
+					h_sw=$h_store/.trash-$hp_rid-${h_d##*/.}
 					mv "$h_d" "$h_sw" 2>/dev/null || continue
 					;;
 				esac

@@ -17,13 +17,13 @@
 # the look that follows sees the one whose age was read. The other way
 # round, a record stolen between the two looks (its lease having run out)
 # would pass as one of unknown age.
-h_owned() { h_fresh && [ -f "$h_lock/$h_me/rec" ]; }
+h_owned() { h_fresh && [ -f "$h_lock/$hp_me/rec" ]; }
 
 # h_fresh: our record was touched (created or renewed) no more than our
 # lease ago (the stale rule's own bound, h_stealable), or its age cannot be
 # known.
 h_fresh() {
-	h_age "$h_lock/$h_me/rec" || return 0
+	h_age "$h_lock/$hp_me/rec" || return 0
 	[ "$h_a" -le "$h_mylease" ]
 }
 
@@ -47,7 +47,7 @@ h_fence() {
 # may have judged the lock stale meanwhile. Fails when the lock is no longer
 # ours to keep.
 h_renew() {
-	h_rp=$h_lock/$h_me/rec
+	h_rp=$h_lock/$hp_me/rec
 	[ -f "$h_rp" ] || return 1
 	if h_age "$h_rp"; then
 		[ "$h_a" -le "$h_mylease" ] || return 1
@@ -62,16 +62,16 @@ h_renew() {
 # works under a manual hold: the hold's record says it.
 h_ownlease() {
 	h_line=
-	{ IFS= read -r h_line <"$h_lock/$h_me/rec"; } 2>/dev/null
+	{ IFS= read -r h_line <"$h_lock/$hp_me/rec"; } 2>/dev/null
 	h_parse_clear
 	h_parse
-	h_mylease=${h_r_lease:-$h_stale}
+	h_mylease=${h_r_lease:-$hp_stale}
 }
 
-# h_held: under a manual hold (h_hold), the hold is still this store's lock
+# h_held: under a manual hold (hp_hold), the hold is still this store's lock
 # (h_fence, which says LOST otherwise); without one, nothing to check.
 h_held() {
-	[ -n "$h_hold" ] || return 0
+	[ -n "$hp_hold" ] || return 0
 	h_ownlease
 	h_fence
 }

@@ -57,11 +57,11 @@ h_age() {
 
 # h_step NAME: a point where the step tests stop this command, between two
 # filesystem steps of the protocol (docs/protocol.md names them). A no-op
-# unless a test set h_pause (a directory) and listed NAME in h_pauseat: then
+# unless a test set hp_pause (a directory) and listed NAME in hp_pauseat: then
 # it says where it is and waits for the test to let it go.
 h_step() {
-	[ -n "$h_pause" ] || return 0
-	case " $h_pauseat " in *" $1 "*) ;; *) return 0 ;; esac
-	true >"$h_pause/$1.at"
-	while [ ! -e "$h_pause/$1.go" ]; do sleep "$h_nap"; done
+	[ -n "$hp_pause" ] || return 0
+	case " $hp_pauseat " in *" $1 "*) ;; *) return 0 ;; esac
+	true >"$hp_pause/$1.at"
+	while [ ! -e "$hp_pause/$1.go" ]; do sleep "$h_nap"; done
 }

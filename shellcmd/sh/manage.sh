@@ -33,41 +33,41 @@ h_nostore() {
 	h_say NOSTORE
 }
 
-# h_op_activate: switch current to h_id, under the lock (waits).
+# h_op_activate: switch current to hp_id, under the lock (waits).
 h_op_activate() {
 	h_nostore && return
-	if ! h_present "$h_id"; then
-		h_say NOTFOUND "$h_id"
+	if ! h_present "$hp_id"; then
+		h_say NOTFOUND "$hp_id"
 		return
 	fi
 	h_take || return
-	if h_present "$h_id"; then
-		h_activate "$h_id" activate
+	if h_present "$hp_id"; then
+		h_activate "$hp_id" activate
 	else
-		h_say NOTFOUND "$h_id"
+		h_say NOTFOUND "$hp_id"
 	fi
 	h_release_end
 	rm -rf "$h_scr"
 }
 
-# h_op_rollback: current goes back to previous (or, with h_id, to that
+# h_op_rollback: current goes back to previous (or, with hp_id, to that
 # runtime), and previous to what was current, under the lock.
 h_op_rollback() {
 	h_nostore && return
-	if [ -z "$h_id" ] && [ -z "$(h_pointer previous)" ]; then
+	if [ -z "$hp_id" ] && [ -z "$(h_pointer previous)" ]; then
 		h_say NOPREVIOUS
 		return
 	fi
-	if [ -n "$h_id" ] && ! h_present "$h_id"; then
-		h_say NOTFOUND "$h_id"
+	if [ -n "$hp_id" ] && ! h_present "$hp_id"; then
+		h_say NOTFOUND "$hp_id"
 		return
 	fi
 	h_take || return
-	h_to=${h_id:-$(h_pointer previous)}
+	h_to=${hp_id:-$(h_pointer previous)}
 	if [ -n "$h_to" ] && h_present "$h_to"; then
 		h_activate "$h_to" rollback
-	elif [ -n "$h_id" ]; then
-		h_say NOTFOUND "$h_id"
+	elif [ -n "$hp_id" ]; then
+		h_say NOTFOUND "$hp_id"
 	else
 		h_say NOPREVIOUS
 	fi
@@ -79,26 +79,26 @@ h_op_rollback() {
 # changed under the lock, like every store mutation.
 h_op_pin() {
 	h_nostore && return
-	if ! h_present "$h_id"; then
-		h_say NOTFOUND "$h_id"
+	if ! h_present "$hp_id"; then
+		h_say NOTFOUND "$hp_id"
 		return
 	fi
 	h_take || return
-	if ! h_present "$h_id"; then
-		h_say NOTFOUND "$h_id"
+	if ! h_present "$hp_id"; then
+		h_say NOTFOUND "$hp_id"
 	elif h_fence; then
-		if [ -n "$h_unpin" ]; then
-			rm -f "$h_store/.pins/$h_id" && h_say UNPINNED "$h_id"
+		if [ -n "$hp_unpin" ]; then
+			rm -f "$h_store/.pins/$hp_id" && h_say UNPINNED "$hp_id"
 		else
 			# A pin is an empty file; one made here never truncates
 			# what a link put at its name leads to (set -C).
-			h_pin=$h_store/.pins/$h_id
+			h_pin=$h_store/.pins/$hp_id
 			if h_mkshared "$h_store/.pins" && { { [ -f "$h_pin" ] && [ ! -L "$h_pin" ]; } || (set -C && : >"$h_pin") 2>/dev/null; }; then
-				h_say PINNED "$h_id"
+				h_say PINNED "$hp_id"
 			elif [ -e "$h_pin" ] || [ -L "$h_pin" ]; then
-				h_say ERROR pin "$(h_oneline "$h_storedir/.pins/$h_id") is not a plain file (a link?), so hoist left it alone: remove it by hand and pin again"
+				h_say ERROR pin "$(h_oneline "$hp_storedir/.pins/$hp_id") is not a plain file (a link?), so hoist left it alone: remove it by hand and pin again"
 			else
-				h_say ERROR pin "cannot write $(h_oneline "$h_storedir/.pins/$h_id"): check free space and permissions on the store"
+				h_say ERROR pin "cannot write $(h_oneline "$hp_storedir/.pins/$hp_id"): check free space and permissions on the store"
 			fi
 		fi
 	fi

@@ -57,7 +57,7 @@ h_op_root() {
 # here at once.
 h_op_acquire() {
 	h_manual=1
-	if [ -n "$h_try" ]; then
+	if [ -n "$hp_try" ]; then
 		if [ ! -d "$h_store" ]; then
 			h_say NOSTORE
 			return
@@ -78,7 +78,7 @@ h_op_acquire() {
 		sleep "$h_nap"
 	done
 	rm -rf "$h_scr"
-	h_say HOLDING "$h_me"
+	h_say HOLDING "$hp_me"
 }
 
 # Acquire, run and release in one exec.
@@ -94,21 +94,21 @@ h_op_run() {
 # share: a scratch directory, the stdin watcher, the wait, and ACQUIRED; then
 # the guardian's heartbeats (h_guardrun) for a store command (a run starts
 # its own, with the relay; a manual hold outlives this command). Under a
-# manual hold (h_hold) nothing is acquired: the hold must still be ours, in
+# manual hold (hp_hold) nothing is acquired: the hold must still be ours, in
 # this same command (h_fence), and its lease is the one renewed.
 h_take() {
 	h_scratch || return 1
 	h_watch
-	if [ -n "$h_hold" ]; then
+	if [ -n "$hp_hold" ]; then
 		if ! h_held; then
 			rm -rf "$h_scr"
 			return 1
 		fi
-	elif ! h_acquire "$h_wait"; then
+	elif ! h_acquire "$hp_wait"; then
 		rm -rf "$h_scr"
 		return 1
 	fi
-	h_say ACQUIRED "$h_me"
+	h_say ACQUIRED "$hp_me"
 	[ -n "$h_manual" ] || [ -n "$h_isrun" ] || h_guardrun ''
 }
 
@@ -162,9 +162,9 @@ h_op_break() {
 		;;
 	esac
 	h_stealable
-	if [ -n "$h_force" ]; then
+	if [ -n "$hp_force" ]; then
 		# "-" names a lock whose record is missing or unreadable.
-		if [ "${h_r_tok:--}" != "$h_me" ] && { [ -z "$h_tok" ] || [ "$h_tok" != "$h_me" ]; }; then
+		if [ "${h_r_tok:--}" != "$hp_me" ] && { [ -z "$h_tok" ] || [ "$h_tok" != "$hp_me" ]; }; then
 			h_say_holder NOTOWNER
 			return
 		fi
@@ -174,7 +174,7 @@ h_op_break() {
 		return
 	fi
 	h_step break.judged
-	h_moved=$h_lock.broken-$h_me
+	h_moved=$h_lock.broken-$hp_me
 	h_cas "$h_moved"
 	case $? in
 	1)

@@ -12,11 +12,11 @@
 # the lock itself, and the stage is removed in every outcome but an unknown
 # one, and one where another push took the stage over (it is that push's).
 h_op_promote() {
-	h_stage=$h_store/.stage-$h_stok
+	h_stage=$h_store/.stage-$hp_stok
 	# Everything below works inside the stage, by relative paths (h_enter).
 	if ! h_instage; then
 		if [ -e "$h_stage" ] || [ -L "$h_stage" ]; then
-			h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok") is not the stage this push made: another push of $h_id took it over to resume it, or it was replaced (by a member of the store's group?); nothing was written through it"
+			h_say ERROR stage "$(h_oneline "$hp_storedir/.stage-$hp_stok") is not the stage this push made: another push of $hp_id took it over to resume it, or it was replaced (by a member of the store's group?); nothing was written through it"
 		else
 			h_say ERROR stage "the upload is missing from the stage"
 		fi
@@ -27,13 +27,13 @@ h_op_promote() {
 	# touches the stage (h_claim), and only one can take it.
 	if ! h_claim; then
 		if [ -f artifact.tar ]; then
-			h_say ERROR stage "another push of $h_id took this upload over to resume it"
+			h_say ERROR stage "another push of $hp_id took this upload over to resume it"
 		else
 			h_say ERROR stage "the upload is missing from the stage"
 		fi
 		return
 	fi
-	rm -f "claimed-$h_stok"
+	rm -f "claimed-$hp_stok"
 	h_step promote.marked
 	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
 		h_say ERROR stage "the upload is missing from the stage"
@@ -55,7 +55,7 @@ h_op_promote() {
 	# put there) never becomes part of the runtime, and no link in it is
 	# written through. The pool the archive links to moves in first; a
 	# pool that is a link stays out, and the links to it fail.
-	h_ud=unpack-$h_stok
+	h_ud=unpack-$hp_stok
 	if ! mkdir "$h_ud" 2>/dev/null ||
 		{ [ -d pool ] && [ ! -L pool ] && ! mv pool "$h_ud/pool"; }; then
 		h_say ERROR unpack "cannot make a directory to unpack into in the stage (disk full?)"
@@ -79,7 +79,7 @@ h_op_promote() {
 		# The tool is there, so the digest could not be written: the
 		# stage's disk is full, which tar says too.
 		h_say ERROR unpack "$(h_oneline "${h_e:-cannot write the digest in the stage (disk full?)}")"
-	elif [ "$h_got" != "$h_sum" ]; then
+	elif [ "$h_got" != "$hp_sum" ]; then
 		h_say CORRUPT "$h_got"
 	elif [ "$h_ux" -ne 0 ]; then
 		h_say ERROR unpack "$(h_oneline "$h_e")"
@@ -95,7 +95,7 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
-	h_promote && if [ -n "$h_activate" ]; then h_activate "$h_id" push; fi
+	h_promote && if [ -n "$hp_activate" ]; then h_activate "$hp_id" push; fi
 	h_release_end
 	h_unstage
 	rm -rf "$h_scr"
@@ -121,8 +121,8 @@ h_modes() {
 # runtimes/<id> that is not this runtime is left alone (h_collides).
 h_promote() {
 	h_fence || return 1
-	if h_present "$h_id" "$h_digest"; then
-		h_say PRESENT "$h_id"
+	if h_present "$hp_id" "$hp_digest"; then
+		h_say PRESENT "$hp_id"
 		return 0
 	fi
 	h_collides && return 1
@@ -134,23 +134,23 @@ h_promote() {
 		return 1
 	fi
 	if ! h_e=$(h_mkshared "$h_store/.meta" 2>&1) ||
-		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\norder=%s\n' "$h_name" "$h_size" "${h_since:-$(date +%s)}" "$h_digest" "$h_ord" >"$h_ud/mark" ||
-		! h_movein "$h_ud/mark" "$h_store/.meta/$h_id"; then
-		h_say ERROR promote "cannot mark $h_id verified (disk full?)"
+		! printf 'name=%s\nsize=%s\npromoted=%s\ndigest=%s\norder=%s\n' "$hp_name" "$hp_size" "${h_since:-$(date +%s)}" "$hp_digest" "$h_ord" >"$h_ud/mark" ||
+		! h_movein "$h_ud/mark" "$h_store/.meta/$hp_id"; then
+		h_say ERROR promote "cannot mark $hp_id verified (disk full?)"
 		return 1
 	fi
 	# Never into a directory that appeared meanwhile (h_movein).
-	if ! h_movein "$h_ud/tree" "$h_store/$h_id"; then
-		h_say ERROR promote "cannot move the stage into $h_storedir/$h_id"
+	if ! h_movein "$h_ud/tree" "$h_store/$hp_id"; then
+		h_say ERROR promote "cannot move the stage into $hp_storedir/$hp_id"
 		return 1
 	fi
 	# The list of the runtime's files, for later pushes (h_pool). A
 	# promotion cut short before it only makes the runtime's files travel
 	# again.
 	if [ -f "$h_ud/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
-		h_movein "$h_ud/files" "$h_store/.files/$h_id"
+		h_movein "$h_ud/files" "$h_store/.files/$hp_id"
 	fi
-	h_say PROMOTED "$h_id"
+	h_say PROMOTED "$hp_id"
 }
 
 # h_movein FILE PATH: renames FILE (a file, or the tree) to PATH,
@@ -167,34 +167,34 @@ h_movein() {
 # without hoist's mark, which hoist did not make and never replaces. Says the
 # error.
 h_collides() {
-	[ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ] || return 1
-	if ! h_meta "$h_id"; then
+	[ -e "$h_store/$hp_id" ] || [ -L "$h_store/$hp_id" ] || return 1
+	if ! h_meta "$hp_id"; then
 		# Outside the lock, gc may have deleted the runtime between the
 		# two looks (its tree moved aside, then its mark removed): a path
 		# that is gone now is no collision, and one still there must
 		# still have no mark (a promotion writes the mark first).
-		{ [ -e "$h_store/$h_id" ] || [ -L "$h_store/$h_id" ]; } || return 1
-		if ! h_meta "$h_id"; then
-			h_say ERROR foreign "$(h_oneline "$h_storedir/$h_id")"
+		{ [ -e "$h_store/$hp_id" ] || [ -L "$h_store/$hp_id" ]; } || return 1
+		if ! h_meta "$hp_id"; then
+			h_say ERROR foreign "$(h_oneline "$hp_storedir/$hp_id")"
 			return 0
 		fi
 	fi
-	if [ -n "$h_mdigest" ] && [ "$h_mdigest" != "$h_digest" ]; then
-		h_say ERROR collision "$h_id" "$h_mdigest"
+	if [ -n "$h_mdigest" ] && [ "$h_mdigest" != "$hp_digest" ]; then
+		h_say ERROR collision "$hp_id" "$h_mdigest"
 		return 0
 	fi
 	return 1
 }
 
 # h_room DIR TIMES PER: DIR's filesystem has room (df, in KiB) for TIMES
-# times the runtime's size (h_size), PER bytes for each of its entries
-# (h_entries) and 1 MiB more, or the host cannot tell (then the write
+# times the runtime's size (hp_size), PER bytes for each of its entries
+# (hp_entries) and 1 MiB more, or the host cannot tell (then the write
 # itself reports a full disk). Says ERROR space NEED FREE, in KiB, when it
 # has not. awk sums and compares: sizes pass 2 GiB, and free space 2 TiB,
 # beyond the 32 bits some shells count in (mksh), where the sum would turn
 # negative and every check pass.
 h_room() {
-	h_need=$(df -Pk "$1" 2>/dev/null | awk -v s="$h_size" -v n="$h_entries" -v x="$2" -v e="$3" '
+	h_need=$(df -Pk "$1" 2>/dev/null | awk -v s="$hp_size" -v n="$hp_entries" -v x="$2" -v e="$3" '
 		NR == 2 { f = $4 }
 		END {
 			need = int((x * s + n * e + 1023) / 1024) + 1024

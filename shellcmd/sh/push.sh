@@ -9,24 +9,24 @@ h_op_pushcheck() {
 	h_held || return
 	h_mkstore || return
 	h_collides && return
-	if h_present "$h_id" "$h_digest"; then
-		if [ -z "$h_activate" ]; then
-			h_say PRESENT "$h_id"
+	if h_present "$hp_id" "$hp_digest"; then
+		if [ -z "$hp_activate" ]; then
+			h_say PRESENT "$hp_id"
 			return
 		fi
-		if [ "$(h_pointer current)" = "$h_id" ]; then
-			h_say ACTIVATED "$h_id" "$h_id"
-			h_say PRESENT "$h_id"
+		if [ "$(h_pointer current)" = "$hp_id" ]; then
+			h_say ACTIVATED "$hp_id" "$hp_id"
+			h_say PRESENT "$hp_id"
 			return
 		fi
 		h_take || return
 		# Checked again under the lock: a gc may have taken it meanwhile,
 		# and then it is uploaded again like any missing runtime.
-		if h_present "$h_id" "$h_digest"; then
-			h_activate "$h_id" push
+		if h_present "$hp_id" "$hp_digest"; then
+			h_activate "$hp_id" push
 			h_release_end
 			rm -rf "$h_scr"
-			h_say PRESENT "$h_id"
+			h_say PRESENT "$hp_id"
 			return
 		fi
 		h_release_end
@@ -39,12 +39,12 @@ h_op_pushcheck() {
 	fi
 	# The archive and the tree unpacked from it, side by side.
 	h_room "$h_store" 2 4608 || return
-	h_stage=$h_store/.stage-$h_stok
+	h_stage=$h_store/.stage-$hp_stok
 	h_resume
 	case $? in
 	1) h_mkstage || return ;;
 	2)
-		h_say ERROR stage "the stage taken over to resume $h_id was not the one claimed when it was entered: someone renames entries in $h_storedir (its group may write it); nothing was written or removed: push again, and find out who if it happens again"
+		h_say ERROR stage "the stage taken over to resume $hp_id was not the one claimed when it was entered: someone renames entries in $hp_storedir (its group may write it); nothing was written or removed: push again, and find out who if it happens again"
 		return
 		;;
 	esac
@@ -64,7 +64,7 @@ h_op_pushcheck() {
 	# can give a file of the login's, before it writes.
 	h_share=private
 	if [ -n "$h_swap" ]; then
-		if ! TZ=UTC0 touch -m -t "$h_stamp" artifact.tar 2>/dev/null; then
+		if ! TZ=UTC0 touch -m -t "$hp_stamp" artifact.tar 2>/dev/null; then
 			h_unstage
 			h_say ERROR stage "cannot date the stage's archive with touch -t, which a store its group may write needs: install coreutils there"
 			return
@@ -72,11 +72,11 @@ h_op_pushcheck() {
 		h_share=shared
 	fi
 	h_pool
-	if ! printf '%s %s %s\n' "$h_id" "$h_digest" "$h_window" >resume.t ||
+	if ! printf '%s %s %s\n' "$hp_id" "$hp_digest" "$hp_window" >resume.t ||
 		! mv -f resume.t resume; then
 		h_unstage
 		h_say ERROR mkdir "cannot write in the stage (disk full?)"
 		return
 	fi
-	h_say STAGE "$h_id" "$h_share"
+	h_say STAGE "$hp_id" "$h_share"
 }

@@ -7,16 +7,16 @@
 # ours but the record could not be moved (h_lasterr).
 h_release() {
 	h_unguard
-	# Under a manual hold (h_hold) the lock stays the hold's: 4 while it
+	# Under a manual hold (hp_hold) the lock stays the hold's: 4 while it
 	# still is, 1 when it was lost.
-	if [ -n "$h_hold" ]; then
-		[ -f "$h_lock/$h_me/rec" ] && return 4
+	if [ -n "$hp_hold" ]; then
+		[ -f "$h_lock/$hp_me/rec" ] && return 4
 		h_sample
 		return 1
 	fi
 	h_step release.cas
-	h_moved=$h_lock.released-$h_me
-	if h_lasterr=$(mv "$h_lock/$h_me/rec" "$h_moved" 2>&1); then
+	h_moved=$h_lock.released-$hp_me
+	if h_lasterr=$(mv "$h_lock/$hp_me/rec" "$h_moved" 2>&1); then
 		h_step release.moved
 		h_clear
 		rm -f "$h_moved"
@@ -26,7 +26,7 @@ h_release() {
 	case $h_kind in
 	free | dead) return 2 ;;
 	esac
-	[ "$h_tok" = "$h_me" ] || return 1
+	[ "$h_tok" = "$hp_me" ] || return 1
 	# An earlier version's lock with this token: its record is "owner".
 	if [ "$h_kind" = legacy ] && h_cas "$h_moved"; then
 		h_clear
@@ -42,7 +42,7 @@ h_say_release() {
 	0) h_say RELEASED ;;
 	1) h_say_holder LOST ;;
 	2) h_say NOTHELD ;;
-	4) h_say KEPT "$h_me" ;;
+	4) h_say KEPT "$hp_me" ;;
 	*) h_say ERROR release "$(h_oneline "$h_lasterr")" ;;
 	esac
 }

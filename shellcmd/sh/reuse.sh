@@ -1,5 +1,5 @@
 # The delta: files the host already has are reused instead of sent. The
-# client lists the files of the runtime worth it (h_want: "<sha256>-<mode>"
+# client lists the files of the runtime worth it (hp_want: "<sha256>-<mode>"
 # a line, the store's PoolName of each file of ShareMin bytes or more), and
 # every runtime promoted here lists its own (runtimes/.files/<id>: one
 # "sha256 mode path" line per file, written by h_promote). h_pool finds the
@@ -11,12 +11,12 @@
 # independent. docs/store.md, "Files the host has", says the whole of it.
 
 # h_pool: the delta, in the stage (h_enter): pool/<id>/<path> gets a copy of
-# each file of this runtime (h_want) that a runtime here (<id>) holds with
+# each file of this runtime (hp_want) that a runtime here (<id>) holds with
 # the same digest and mode, and each verified copy is said with HAVE
 # PoolName path. Copies nothing when the client wants nothing, no runtime
 # here lists its files, or the host cannot verify a copy (h_shatool).
 h_pool() {
-	[ -n "$h_want" ] && [ -d "$h_store/.files" ] || return 0
+	[ -n "$hp_want" ] && [ -d "$h_store/.files" ] || return 0
 	# The pool's name in the stage, which the archive's links name.
 	h_pd=pool
 	h_pool_map || return 0
@@ -42,7 +42,7 @@ h_pool_map() {
 	set -f
 	[ $# -gt 0 ] || return 1
 	mkdir -p "$h_pd" || return 1
-	printf '%s\n' "$h_want" | awk '
+	printf '%s\n' "$hp_want" | awk '
 		FNR == NR { if ($1 != "") want[$1] = 1; next }
 		{
 			key = $1 "-" $2

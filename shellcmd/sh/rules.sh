@@ -6,7 +6,7 @@
 # exited (h_exited), or the path whose age is the lock's (h_rp: the record,
 # which its holder's heartbeats touch, or an earlier version's lock
 # directory) has not changed for more than the holder's lease (the record's
-# lease=, or h_stale when it names none or cannot be read) by this host's
+# lease=, or hp_stale when it names none or cannot be read) by this host's
 # clock. The
 # age rule holds for an unreadable record too: the directory is the lock.
 # Sets h_why to boot, exited or stale, h_a to the lock's age when known,
@@ -15,7 +15,7 @@ h_stealable() {
 	h_why=
 	h_a=
 	h_pwhy=-
-	h_lz=${h_r_lease:-$h_stale}
+	h_lz=${h_r_lease:-$hp_stale}
 	[ -n "$h_rp" ] || return 1
 	h_age "$h_rp"
 	if h_prevboot; then

@@ -3,7 +3,7 @@
 # err (cut to their last 64 KiB by gc an hour after the run ended, h_trim;
 # "cut" has their whole sizes), pgid, guard (the guardian's pid and start),
 # and status ("<exit status> <end>", "-" for a status nobody saw) once it
-# ended. Private to the login; gc removes them after h_keepruns.
+# ended. Private to the login; gc removes them after hp_keepruns.
 
 # h_op_runs: one RUN line per run record, oldest first: id, start, end (or
 # -), status (or - while running, ? when unknown), and the info line's who
@@ -61,15 +61,15 @@ h_runinfo() {
 	return 0
 }
 
-# h_op_logs: a run's output from the offsets the client has (h_oo, h_eo),
-# then, with h_follow, what it writes until it ends, and RUNSTATE: the
+# h_op_logs: a run's output from the offsets the client has (hp_oo, hp_eo),
+# then, with hp_follow, what it writes until it ends, and RUNSTATE: the
 # record's start, end, status, who and cmd. A "stop" line on stdin asks the
 # run's guardian to stop it, as the run's own client would. Offsets before
 # what a finished run kept are reported as CUT stream bytes.
 h_op_logs() {
-	h_scr=$h_runs/$h_rid
-	if ! h_isuuid "$h_rid" || [ -L "$h_scr" ] || [ ! -O "$h_scr" ] || { [ ! -f "$h_scr/info" ] && [ -z "$h_follow" ]; }; then
-		h_say NORUN "$h_rid"
+	h_scr=$h_runs/$hp_rid
+	if ! h_isuuid "$hp_rid" || [ -L "$h_scr" ] || [ ! -O "$h_scr" ] || { [ ! -f "$h_scr/info" ] && [ -z "$hp_follow" ]; }; then
+		h_say NORUN "$hp_rid"
 		return
 	fi
 	# The client's input goes to the reader through descriptor 5: an
@@ -96,26 +96,26 @@ h_op_logs() {
 	while [ ! -s "$h_scr/info" ]; do
 		h_wi=$((h_wi + 1))
 		if [ ! -d "$h_scr" ]; then
-			h_say NORUN "$h_rid"
+			h_say NORUN "$hp_rid"
 			return
 		fi
 		kill -0 "$h_lp" 2>/dev/null || return 0
 		if [ $((h_wi % 100)) -eq 1 ]; then
 			if ! h_f=$(find "$h_scr" -mmin -5 2>/dev/null) || [ -z "$h_f" ]; then
-				h_say NORUN "$h_rid"
+				h_say NORUN "$hp_rid"
 				return
 			fi
 		fi
 		sleep "$h_nap"
 	done
 	exec 3<"$h_scr/out" 4<"$h_scr/err"
-	h_skip 3 out "$h_oo" 0
-	h_skip 4 err "$h_eo" 1
+	h_skip 3 out "$hp_oo" 0
+	h_skip 4 err "$hp_eo" 1
 	h_runinfo "$h_scr"
 	h_ri=0 h_rnap=$h_nap
 	while :; do
 		h_last=
-		if [ -f "$h_scr/status" ] || [ -z "$h_follow" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
+		if [ -f "$h_scr/status" ] || [ -z "$hp_follow" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
 		# Every few seconds: a run whose host command and guardian were
 		# both killed never gets a status; nothing will write any more.
 		if [ -z "$h_last" ] && [ $((h_ri % 20)) -eq 19 ] && h_runkilled; then h_last=1; fi

@@ -37,7 +37,7 @@ h_sample() {
 		.owner-*) ;;
 		# A creator's directory that landed inside (h_create): nobody
 		# holds it, and the next clear removes it.
-		"$h_lockname".new-*) h_dead=1 ;;
+		"$hp_lockname".new-*) h_dead=1 ;;
 		*[!0-9a-f-]*) h_odd=$h_e h_oddwhy=foreign ;;
 		*)
 			# An entry that vanished since the glob (a release or a
@@ -164,7 +164,7 @@ h_clear() {
 	for h_e in "$h_lock"/.owner-*; do
 		if [ -f "$h_e" ]; then rm -f "$h_e"; fi
 	done
-	for h_e in "$h_lock"/"$h_lockname".new-*; do
+	for h_e in "$h_lock"/"$hp_lockname".new-*; do
 		if [ -e "$h_e" ] || [ -L "$h_e" ]; then rm -rf "$h_e"; fi
 	done
 	rmdir "$h_lock"/* "$h_lock" 2>/dev/null

@@ -3,20 +3,20 @@
 # home-relative root resolves on the host, against the HOME that sshd gave
 # the login.
 h_setup() {
-	if [ -n "$h_rooth" ]; then
+	if [ -n "$hp_rooth" ]; then
 		if [ -z "$HOME" ]; then
 			h_say ERROR nohome
 			exit 0
 		fi
-		h_root=$HOME${h_rootp:+/$h_rootp}
+		h_root=$HOME${hp_rootp:+/$hp_rootp}
 	else
-		h_root=$h_rootp
+		h_root=$hp_rootp
 	fi
-	h_store=$h_root/$h_storedir h_lock=$h_root/$h_storedir/$h_lockname
-	h_runs=$h_root/$h_runsdir h_scr= h_stage= h_gw= h_swap= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since=
+	h_store=$h_root/$hp_storedir h_lock=$h_root/$hp_storedir/$hp_lockname
+	h_runs=$h_root/$hp_runsdir h_scr= h_stage= h_gw= h_swap= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since=
 	# The lease this command's own lock carries; a command working under a
-	# manual hold (h_hold) takes the hold's (h_ownlease).
-	h_mylease=$h_lease
+	# manual hold (hp_hold) takes the hold's (h_ownlease).
+	h_mylease=$hp_lease
 	# Whether pids can be looked up in /proc, proven in this shell.
 	h_procown
 	h_every=1
@@ -203,7 +203,7 @@ h_mkshared() {
 # stdin watcher and a run's output. Private: another user of the host must
 # not read what a command printed.
 h_scratch() {
-	h_scr=$h_runs/$h_rid
+	h_scr=$h_runs/$hp_rid
 	h_e=$(umask 077 && mkdir -p "$h_scr" 2>&1) && return 0
 	h_say ERROR mkdir "$(h_oneline "$h_e")"
 	h_scr=

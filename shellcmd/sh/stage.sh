@@ -37,11 +37,11 @@ h_enter() {
 h_ourkey() {
 	h_k=
 	{ IFS= read -r h_k <key; } 2>/dev/null
-	[ -n "$h_skey" ] && [ "$h_k" = "$h_skey" ]
+	[ -n "$hp_skey" ] && [ "$h_k" = "$hp_skey" ]
 }
 
 # h_instage: h_enter, into the stage of this push: it holds the push's key
-# (h_skey, which travels with the command and is written nowhere else), so
+# (hp_skey, which travels with the command and is written nowhere else), so
 # another private directory of the login's, reached through a symlink put
 # at the stage's name, is not taken for it.
 h_instage() {
@@ -70,7 +70,7 @@ h_mkstage() {
 	# shellcheck disable=SC3013 # test -ef, as in h_enter
 	if [ -n "$h_sm" ] && [ "$h_lu" = "$h_uid" ] && [ . -ef "../${h_stage##*/}" ] &&
 		cd .. && rmdir "./${h_stage##*/}" 2>/dev/null; then h_e="removed"; fi
-	h_say ERROR stage "$(h_oneline "$h_storedir/.stage-$h_stok"), just made by this push, was not an empty directory of the login's that only it may enter when the push entered it ($(h_oneline "${h_sm:-not a directory in $h_storedir}")): either the file system there does not keep the owner and mode a directory is made with, or someone who may write $h_storedir renamed it; nothing was written in it, and it was $h_e: push again, and if it happens again, look at how $h_storedir is mounted and who may write it"
+	h_say ERROR stage "$(h_oneline "$hp_storedir/.stage-$hp_stok"), just made by this push, was not an empty directory of the login's that only it may enter when the push entered it ($(h_oneline "${h_sm:-not a directory in $hp_storedir}")): either the file system there does not keep the owner and mode a directory is made with, or someone who may write $hp_storedir renamed it; nothing was written in it, and it was $h_e: push again, and if it happens again, look at how $hp_storedir is mounted and who may write it"
 	return 1
 }
 
@@ -93,7 +93,7 @@ h_newstage() {
 	if [ "$h_lm" = 2700 ]; then chmod g-s . 2>/dev/null; fi
 	# echo is built into every shell (printf is not into mksh): the key
 	# never shows in a process list.
-	(set -C && echo "$h_skey" >key) 2>/dev/null
+	(set -C && echo "$hp_skey" >key) 2>/dev/null
 }
 
 # h_resume: takes over the stage an earlier push of this runtime left cut
@@ -116,18 +116,18 @@ h_resume() {
 		{ [ -f "$h_d/resume" ] && [ -f "$h_d/artifact.tar" ] && [ ! -L "$h_d/artifact.tar" ]; } || continue
 		h_rw=
 		read -r h_ri h_rd h_rw <"$h_d/resume" || continue
-		{ [ "$h_ri" = "$h_id" ] && [ "$h_rd" = "$h_digest" ]; } || continue
+		{ [ "$h_ri" = "$hp_id" ] && [ "$h_rd" = "$hp_digest" ]; } || continue
 		case $h_rw in '' | *[!0-9]*) continue ;; esac
 		h_shatool || break
 		if [ ! -f "$h_d/cut" ]; then
 			{ h_age "$h_d/artifact.tar" && [ "$h_a" -ge 5 ] && h_age "$h_d/resume" && [ "$h_a" -ge 5 ]; } || continue
 		fi
-		mv "$h_d/resume" "$h_d/taken-$h_stok" 2>/dev/null || continue
+		mv "$h_d/resume" "$h_d/taken-$hp_stok" 2>/dev/null || continue
 		h_step resume.taken
 		mv "$h_d" "$h_stage" 2>/dev/null || continue
 		set -f
-		if ! h_enter || [ ! -f "taken-$h_stok" ] || [ -L "taken-$h_stok" ] ||
-			! echo "$h_skey" >key; then
+		if ! h_enter || [ ! -f "taken-$hp_stok" ] || [ -L "taken-$hp_stok" ] ||
+			! echo "$hp_skey" >key; then
 			return 2
 		fi
 		h_sz=$(wc -c <artifact.tar 2>/dev/null)
@@ -148,7 +148,7 @@ h_resume() {
 		}')
 		case $h_roff in *[0-9]" "[0-9]*) ;; *) h_roff="0 0" ;; esac
 		h_rblocks=${h_roff#* } h_roff=${h_roff% *}
-		rm -f "taken-$h_stok" cut
+		rm -f "taken-$hp_stok" cut
 		# The bytes before the offset go into a new file: the push that was
 		# cut may only be stalled, and write on through what it holds open
 		# (the old file, gone once the new one takes its name).
@@ -158,7 +158,7 @@ h_resume() {
 			return 1
 		fi
 		h_rsum=$(h_sha256 artifact.tar)
-		h_say RESUME "$h_id" "$h_roff" "${h_rsum:--}"
+		h_say RESUME "$hp_id" "$h_roff" "${h_rsum:--}"
 		return 0
 	done
 	set -f
@@ -177,14 +177,14 @@ h_resume() {
 # push's.
 h_claim() {
 	h_ourkey || return 1
-	if ! mv resume "claimed-$h_stok" 2>/dev/null; then
+	if ! mv resume "claimed-$hp_stok" 2>/dev/null; then
 		# A push whose stage this was before a takeover may hold the
 		# mark for the instant of its own claim (or died there): the
 		# key is this push's, so the mark is, and no takeover can come
 		# while it is claimed.
 		set +f
 		for h_c in claimed-*; do
-			if [ -f "$h_c" ] && mv "$h_c" "claimed-$h_stok" 2>/dev/null; then
+			if [ -f "$h_c" ] && mv "$h_c" "claimed-$hp_stok" 2>/dev/null; then
 				set -f
 				return 0
 			fi
@@ -198,7 +198,7 @@ h_claim() {
 }
 
 # h_unclaim: gives the mark h_claim took back.
-h_unclaim() { mv "claimed-$h_stok" resume 2>/dev/null; }
+h_unclaim() { mv "claimed-$hp_stok" resume 2>/dev/null; }
 
 # h_unstage: removes the stage this command entered (h_enter), from
 # inside: nobody else can change what it holds, so emptying it follows no
@@ -209,7 +209,7 @@ h_unclaim() { mv "claimed-$h_stok" resume 2>/dev/null; }
 h_unstage() {
 	# Read-only directories of a tree not promoted are made writable
 	# first (find never follows a link).
-	if [ -d tree ] || [ -d pool ] || [ -d "unpack-$h_stok/tree" ] || [ -d "unpack-$h_stok/pool" ]; then
+	if [ -d tree ] || [ -d pool ] || [ -d "unpack-$hp_stok/tree" ] || [ -d "unpack-$hp_stok/pool" ]; then
 		find . -type d ! -perm -700 -exec chmod u+rwx {} \; 2>/dev/null
 	fi
 	set +f
@@ -223,14 +223,14 @@ h_unstage() {
 # stopped: the next push of the runtime resumes it at once (h_resume),
 # and gc removes it after the stale period.
 h_op_keepstage() {
-	h_stage=$h_store/.stage-$h_stok
+	h_stage=$h_store/.stage-$hp_stok
 	# Held by h_claim while it is marked: a push that took it over
 	# meanwhile is never marked cut at this one's offset.
 	if h_instage && h_claim; then
-		printf '%s\n' "$h_cut" >./cut
+		printf '%s\n' "$hp_cut" >./cut
 		h_unclaim
 	fi
-	h_say RESUMABLE "$h_id"
+	h_say RESUMABLE "$hp_id"
 }
 
 # h_op_dropstage: removes this push's stage after a failed upload, when the
@@ -239,7 +239,7 @@ h_op_keepstage() {
 # whose upload was stopped or ended in an unknown outcome is left for the next
 # push to resume, and for gc.
 h_op_dropstage() {
-	h_stage=$h_store/.stage-$h_stok
+	h_stage=$h_store/.stage-$hp_stok
 	if h_instage && h_claim; then h_unstage; fi
 	h_say DROPPED
 }

@@ -36,7 +36,7 @@ h_cas() {
 # says why); on success h_line is the record that was taken.
 h_steal() {
 	h_step steal.judged
-	h_moved=$h_lock.stolen-$h_me
+	h_moved=$h_lock.stolen-$hp_me
 	h_cas "$h_moved"
 	case $? in
 	1) return 1 ;;

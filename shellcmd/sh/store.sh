@@ -80,7 +80,7 @@ h_order() {
 	case $h_ord in
 	"full "*)
 		h_mf=${h_ord#full } h_ord=
-		h_lasterr="$h_storedir/.meta/${h_mf##*/} records order=999999999999999, the last place a promotion can have (15 digits): no promotion can come after it; remove that line from the mark (or the mark, if hoist did not write it) and push again"
+		h_lasterr="$hp_storedir/.meta/${h_mf##*/} records order=999999999999999, the last place a promotion can have (15 digits): no promotion can come after it; remove that line from the mark (or the mark, if hoist did not write it) and push again"
 		return 1
 		;;
 	# The lock's time in milliseconds, by concatenation: times a thousand
@@ -101,7 +101,7 @@ h_present() {
 # h_pointer NAME: the runtime id <root>/NAME points to, or nothing.
 h_pointer() {
 	h_p=$(readlink "$h_root/$1" 2>/dev/null) || return 0
-	case $h_p in "$h_storedir"/*) printf '%s' "${h_p#"$h_storedir"/}" ;; esac
+	case $h_p in "$hp_storedir"/*) printf '%s' "${h_p#"$hp_storedir"/}" ;; esac
 }
 
 # h_repoint NAME ID: points <root>/NAME at runtimes/ID by renaming a new
@@ -112,18 +112,18 @@ h_pointer() {
 # or a symlink into the store): a file, a directory or another symlink at
 # NAME is not hoist's, and is left alone. Fails saying why in h_lasterr.
 h_repoint() {
-	h_lnk=$h_root/.$1-$h_me
+	h_lnk=$h_root/.$1-$hp_me
 	if [ -e "$h_root/$1" ] || [ -L "$h_root/$1" ]; then
 		case $(readlink "$h_root/$1" 2>/dev/null) in
-		"$h_storedir"/*) ;;
+		"$hp_storedir"/*) ;;
 		*)
-			h_lasterr="$h_root/$1 is not a pointer hoist made (a symlink into $h_storedir/); it is left alone: move it away"
+			h_lasterr="$h_root/$1 is not a pointer hoist made (a symlink into $hp_storedir/); it is left alone: move it away"
 			return 1
 			;;
 		esac
 	fi
 	rm -f "$h_lnk"
-	ln -s "$h_storedir/$2" "$h_lnk" || return 1
+	ln -s "$hp_storedir/$2" "$h_lnk" || return 1
 	if mv -T "$h_lnk" "$h_root/$1" 2>/dev/null || mv -h "$h_lnk" "$h_root/$1" 2>/dev/null; then
 		return 0
 	fi
@@ -166,7 +166,7 @@ h_activate() {
 h_history() {
 	h_hf=$h_root/history
 	if [ -L "$h_hf" ] || { [ -e "$h_hf" ] && [ ! -f "$h_hf" ]; }; then return 0; fi
-	h_w=$h_rec h_who=
+	h_w=$hp_rec h_who=
 	while :; do
 		case $h_w in
 		*' '*) h_who=$h_who${h_w%% *}, h_w=${h_w#* } ;;

@@ -33,7 +33,7 @@ h_acquire() {
 	# The wait's end is set at the first look at a held lock (h_judge): a
 	# free one costs no reading of the clock.
 	h_end= h_for=$1
-	h_shown= h_i=0 h_absent=0 h_ol=
+	h_shown= h_i=0 h_nocreate=0 h_ol=
 	while :; do
 		h_sample
 		h_r=1
@@ -62,11 +62,11 @@ h_acquire() {
 			# written. A creation that only lost to another client's lock
 			# says nothing, even if that lock is gone again by now.
 			if [ -n "$h_lasterr" ] && [ ! -e "$h_lock" ]; then
-				h_absent=$((h_absent + 1))
+				h_nocreate=$((h_nocreate + 1))
 			else
-				h_absent=0
+				h_nocreate=0
 			fi
-			if [ "$h_absent" -ge 3 ]; then
+			if [ "$h_nocreate" -ge 3 ]; then
 				h_say ERROR mkdir "$(h_oneline "$h_lasterr")"
 				return 2
 			fi
@@ -75,7 +75,7 @@ h_acquire() {
 			# A release or a steal leaves the lock empty for an instant
 			# between its two removals: only a lock that stays without a
 			# record for a whole poll is reported and judged.
-			h_absent=0
+			h_nocreate=0
 			if [ -n "$h_ol" ]; then
 				h_judge
 				h_r=$?
@@ -83,7 +83,7 @@ h_acquire() {
 			h_ol=1
 			;;
 		*)
-			h_absent=0 h_ol=
+			h_nocreate=0 h_ol=
 			h_judge
 			h_r=$?
 			;;

@@ -15,7 +15,7 @@ h_run() {
 	h_pstat $$
 	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
 		printf 'hoist-run/1 id=%s start=%s pid=%s pstart=%s boot=%s token=%s lease=%s %s\n' \
-			"$h_rid" "${h_since:-$(date +%s)}" $$ "${h_pst:--}" "$h_bootid" "$h_me" "$h_mylease" "$h_runinfo" >"$h_scr/info")
+			"$hp_rid" "${h_since:-$(date +%s)}" $$ "${h_pst:--}" "$h_bootid" "$hp_me" "$h_mylease" "$hp_runinfo" >"$h_scr/info")
 	h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
@@ -43,7 +43,7 @@ h_run() {
 	# before the lock is released.
 	if h_cmdalive; then
 		h_cmdsig TERM
-		h_kill=$(($(date +%s) + h_grace))
+		h_kill=$(($(date +%s) + hp_grace))
 		while h_cmdalive; do
 			if [ -n "$h_kill" ] && [ "$(date +%s)" -gt "$h_kill" ]; then
 				h_cmdsig KILL
@@ -149,7 +149,7 @@ h_guard() {
 					h_stopat=$h_now
 					h_cmdsig TERM
 				fi
-			elif [ -z "$h_killed" ] && [ "$h_now" -gt $((h_stopat + h_grace)) ]; then
+			elif [ -z "$h_killed" ] && [ "$h_now" -gt $((h_stopat + hp_grace)) ]; then
 				h_killed=1
 				h_cmdsig KILL
 			fi

@@ -6,7 +6,7 @@ import (
 )
 
 // Tok is a token: the index of one acquire (or break) of one client in one
-// boot. Every acquire has its own, as h_me is fresh for every command.
+// boot. Every acquire has its own, as hp_me is fresh for every command.
 type Tok int8
 
 const noTok Tok = -1
