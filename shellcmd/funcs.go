@@ -18,12 +18,15 @@ type library struct {
 	order []string          // definition order, file by file
 	body  map[string]string // name → definition
 	calls map[string][]string
-	probe string // facts.sh: top-level code, not a function
+	// params are the parameters (hp_<name>, by name) each function reads.
+	params map[string][]string
+	probe  string // facts.sh: top-level code, not a function
 }
 
 var (
 	defRE  = regexp.MustCompile(`^(h_[a-z0-9_]+)\(\) \{`)
 	callRE = regexp.MustCompile(`\bh_[a-z0-9_]+\b`)
+	hpRE   = regexp.MustCompile(`\bhp_([a-z0-9_]+)\b`)
 	lib    = loadLibrary()
 )
 
@@ -34,7 +37,7 @@ var shFileOrder = []string{"lib", "setup", "proc", "sample", "rules", "lease", "
 	"manage", "gc", "doctor", "doctor-tools"}
 
 func loadLibrary() *library {
-	l := &library{body: map[string]string{}, calls: map[string][]string{}}
+	l := &library{body: map[string]string{}, calls: map[string][]string{}, params: map[string][]string{}}
 	for _, name := range shFileOrder {
 		l.parse(name, read(name))
 	}
@@ -47,8 +50,24 @@ func loadLibrary() *library {
 				l.calls[name] = append(l.calls[name], c)
 			}
 		}
+		for _, m := range hpRE.FindAllStringSubmatch(body, -1) {
+			if !slices.Contains(l.params[name], m[1]) {
+				l.params[name] = append(l.params[name], m[1])
+			}
+		}
 	}
 	return l
+}
+
+// reads is the set of parameters that fns read.
+func (l *library) reads(fns []string) map[string]bool {
+	r := map[string]bool{}
+	for _, f := range fns {
+		for _, p := range l.params[f] {
+			r[p] = true
+		}
+	}
+	return r
 }
 
 func read(name string) string {
@@ -147,14 +166,6 @@ func (l *library) closure(roots ...string) []string {
 // h_setup, h_say (which the facts probe uses) and everything they call.
 func (op *Op) Functions() []string {
 	return lib.closure("h_op_"+op.Name, "h_setup", "h_say")
-}
-
-func (op *Op) definitions() string {
-	var b strings.Builder
-	for _, f := range op.Functions() {
-		b.WriteString(lib.body[f])
-	}
-	return b.String()
 }
 
 // said lists the verbs and ERROR codes that fns can say, as written in the

@@ -64,17 +64,31 @@ func fnPaths(root string) (store, lock, runs string) {
 	return store, store + "/" + LockName, root + "/" + RunsDir
 }
 
+// fnParams are the parameters every run starts from, as Render gives them.
+func fnParams(root string) Params {
+	return Params{Root: Root{Path: root}, Token: fnMe, Record: "pid=42 who=u%40h ver=test cmd=test msg=m%20x",
+		Stale: 1200 * time.Second, Lease: 1200 * time.Second, Grace: 10 * time.Second}
+}
+
 func (r fnRun) script(root string) string {
 	var b strings.Builder
 	b.WriteString(prelude(fnMarker, &Facts{Machine: fnMach, BootID: fnBoot, PIDNS: fnNS, Init: fnInit,
 		Stat: "gnu", Nap: "0.1", UID: strconv.Itoa(os.Getuid()), Home: "/nonexistent"}))
+	// The parameters the functions, the test doubles and the call read,
+	// as Render assigns them for an operation; then what h_setup sets.
+	fns := lib.closure(r.fns...)
+	reads := lib.reads(fns)
+	for _, m := range hpRE.FindAllStringSubmatch(r.defs+"\n"+r.call, -1) {
+		reads[m[1]] = true
+	}
+	for _, v := range fnParams(root).values() {
+		if reads[v.name] {
+			assign(&b, "hp_"+v.name, v.value)
+		}
+	}
 	store, lock, runs := fnPaths(root)
-	base := [][2]string{{"hp_rooth", ""}, {"hp_rootp", root}, {"h_root", root}, {"hp_storedir", StoreDir},
-		{"hp_lockname", LockName}, {"hp_runsdir", RunsDir}, {"h_store", store}, {"h_lock", lock},
-		{"h_runs", runs}, {"h_scr", ""}, {"hp_me", fnMe}, {"hp_rec", "pid=42 who=u%40h ver=test cmd=test msg=m%20x"},
-		{"hp_wait", "0"}, {"hp_stale", "1200"}, {"hp_try", ""}, {"hp_force", ""}, {"hp_pause", ""},
-		{"hp_pauseat", ""}, {"h_every", "10"}, {"hp_lease", "1200"}, {"h_mylease", "1200"}, {"hp_grace", "10"},
-		{"hp_keepruns", "604800"}, {"hp_hold", ""}, {"hp_rid", fnMe}, {"h_manual", ""}, {"h_isrun", ""}, {"h_gpid", ""},
+	base := [][2]string{{"h_root", root}, {"h_store", store}, {"h_lock", lock}, {"h_runs", runs}, {"h_scr", ""},
+		{"h_every", "10"}, {"h_mylease", "1200"}, {"h_manual", ""}, {"h_isrun", ""}, {"h_gpid", ""},
 		{"h_gw", ""}, {"h_proc", "1"}}
 	for _, kv := range base {
 		assign(&b, kv[0], kv[1])
@@ -87,7 +101,7 @@ func (r fnRun) script(root string) string {
 	for _, k := range keys {
 		assign(&b, k, r.vars[k])
 	}
-	for _, f := range lib.closure(r.fns...) {
+	for _, f := range fns {
 		b.WriteString(lib.body[f])
 	}
 	b.WriteString(r.defs + "\n")
@@ -101,6 +115,17 @@ func (r fnRun) script(root string) string {
 // do runs r under sh with root as the store's root (which need not exist).
 func (r fnRun) do(t *testing.T, sh []string, root string) fnResult {
 	t.Helper()
+	// A parameter is set by its hp_ name, and only a parameter Render has.
+	isParam := func(name string) bool {
+		return slices.ContainsFunc(Params{}.values(), func(v param) bool { return v.name == name })
+	}
+	for k := range r.vars {
+		if name, ok := strings.CutPrefix(k, "hp_"); ok && !isParam(name) {
+			t.Fatalf("%s is not a parameter Render assigns", k)
+		} else if name, ok := strings.CutPrefix(k, "h_"); ok && isParam(name) {
+			t.Fatalf("%s: the parameter is hp_%s", k, name)
+		}
+	}
 	script := r.script(root)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -2,7 +2,7 @@ package shellcmd
 
 import (
 	"cmp"
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,7 +46,9 @@ func prelude(marker string, f *Facts) string {
 	return b.String()
 }
 
-// Params are the values an operation's fragment needs.
+// Params are the values an operation's fragment needs. Render gives each
+// to the shell as a parameter, hp_<name> (Token is hp_me, Want hp_want,
+// ...), and only to an operation whose functions read it.
 type Params struct {
 	Root Root
 	// Token is the lock owner token this command acquires with or acts for.
@@ -165,38 +167,17 @@ type Fragment struct {
 	Defs, Main string
 }
 
-// Render renders op with p.
+// Render renders op with p: the parameters its functions read (hp_*),
+// then the functions. A fragment carries no parameter it does not read.
 func Render(op *Op, p Params) Fragment {
 	var b strings.Builder
-	if p.Root.Home {
-		b.WriteString("hp_rooth=1\n")
-	} else {
-		b.WriteString("hp_rooth=\n")
+	fns := op.Functions()
+	reads := lib.reads(fns)
+	for _, v := range p.values() {
+		if reads[v.name] {
+			assign(&b, "hp_"+v.name, v.value)
+		}
 	}
-	assign(&b, "hp_rootp", p.Root.Path)
-	b.WriteString("hp_storedir=" + StoreDir + " hp_lockname=" + LockName + " hp_runsdir=" + RunsDir + "\n")
-	assign(&b, "hp_me", orDash(p.Token))
-	assign(&b, "hp_rec", p.Record)
-	fmt.Fprintf(&b, "hp_wait=%d\nhp_stale=%d\nhp_lease=%d\nhp_grace=%d\nhp_keepruns=%d\n", seconds(p.Wait),
-		seconds(orDefault(p.Stale, DefaultStale)), seconds(orDefault(p.Lease, DefaultStale)),
-		seconds(orDefault(p.Grace, DefaultGrace)), seconds(orDefault(p.KeepRuns, DefaultKeepRuns)))
-	assign(&b, "hp_rid", orDash(cmp.Or(p.Run, p.Token)))
-	assign(&b, "hp_runinfo", p.RunInfo)
-	fmt.Fprintf(&b, "hp_oo=%d\nhp_eo=%d\n", max(p.Offsets[0], 0), max(p.Offsets[1], 0))
-	b.WriteString("hp_hold=" + flag(p.Hold) + "\nhp_follow=" + flag(p.Follow) + "\n")
-	b.WriteString("hp_try=" + flag(p.Try) + "\nhp_force=" + flag(p.Force) + "\n")
-	assign(&b, "hp_stok", orDash(p.Stage))
-	assign(&b, "hp_skey", p.StageKey)
-	assign(&b, "hp_stamp", p.Stamp.UTC().Format("200601021504.05"))
-	assign(&b, "hp_id", p.ID)
-	assign(&b, "hp_name", p.Name)
-	assign(&b, "hp_digest", p.Digest)
-	assign(&b, "hp_sum", p.Sum)
-	fmt.Fprintf(&b, "hp_size=%d\nhp_entries=%d\nhp_keep=%d\nhp_window=%d\nhp_cut=%d\n", p.Size, p.Entries, p.Keep, p.Window, p.Cut)
-	assign(&b, "hp_want", p.Want)
-	b.WriteString("hp_activate=" + flag(p.Activate) + "\nhp_unpin=" + flag(p.Unpin) + "\nhp_dry=" + flag(p.DryRun) + "\n")
-	assign(&b, "hp_pause", p.Pause.Dir)
-	assign(&b, "hp_pauseat", strings.Join(p.Pause.At, " "))
 	if len(p.Argv) > 0 {
 		quoted := make([]string, len(p.Argv))
 		for i, a := range p.Argv {
@@ -205,8 +186,59 @@ func Render(op *Op, p Params) Fragment {
 		// h_setsid is "setsid" where the host has it (h_run).
 		b.WriteString("h_cmd() { exec $h_setsid " + strings.Join(quoted, " ") + "; }\n")
 	}
-	b.WriteString(op.definitions())
+	for _, f := range fns {
+		b.WriteString(lib.body[f])
+	}
 	return Fragment{Op: op, Defs: b.String(), Main: "h_setup\nh_op_" + op.Name + "\n"}
+}
+
+// param is one value the shell reads as hp_<name>.
+type param struct{ name, value string }
+
+// values are every parameter of p, as the shell reads them: durations in
+// whole seconds, flags "1" or empty, "-" for no token.
+func (p Params) values() []param {
+	n := func(i int64) string { return strconv.FormatInt(i, 10) }
+	return []param{
+		{"rooth", flag(p.Root.Home)},
+		{"rootp", p.Root.Path},
+		{"storedir", StoreDir},
+		{"lockname", LockName},
+		{"runsdir", RunsDir},
+		{"me", orDash(p.Token)},
+		{"rec", p.Record},
+		{"wait", n(seconds(p.Wait))},
+		{"stale", n(seconds(orDefault(p.Stale, DefaultStale)))},
+		{"lease", n(seconds(orDefault(p.Lease, DefaultStale)))},
+		{"grace", n(seconds(orDefault(p.Grace, DefaultGrace)))},
+		{"keepruns", n(seconds(orDefault(p.KeepRuns, DefaultKeepRuns)))},
+		{"rid", orDash(cmp.Or(p.Run, p.Token))},
+		{"runinfo", p.RunInfo},
+		{"oo", n(max(p.Offsets[0], 0))},
+		{"eo", n(max(p.Offsets[1], 0))},
+		{"hold", flag(p.Hold)},
+		{"follow", flag(p.Follow)},
+		{"try", flag(p.Try)},
+		{"force", flag(p.Force)},
+		{"stok", orDash(p.Stage)},
+		{"skey", p.StageKey},
+		{"stamp", p.Stamp.UTC().Format("200601021504.05")},
+		{"id", p.ID},
+		{"name", p.Name},
+		{"digest", p.Digest},
+		{"sum", p.Sum},
+		{"size", n(p.Size)},
+		{"entries", n(int64(p.Entries))},
+		{"keep", n(int64(p.Keep))},
+		{"window", n(p.Window)},
+		{"cut", n(p.Cut)},
+		{"want", p.Want},
+		{"activate", flag(p.Activate)},
+		{"unpin", flag(p.Unpin)},
+		{"dry", flag(p.DryRun)},
+		{"pause", p.Pause.Dir},
+		{"pauseat", strings.Join(p.Pause.At, " ")},
+	}
 }
 
 // Script is the whole host command: prelude, definitions, the facts probe
@@ -223,7 +255,12 @@ func (fr Fragment) Script(marker string, f *Facts) string {
 	return b.String()
 }
 
+// assign writes name=value, value quoted; an empty value is name= alone.
 func assign(b *strings.Builder, name, value string) {
+	if value == "" {
+		b.WriteString(name + "=\n")
+		return
+	}
 	b.WriteString(name + "=" + shellescape.Quote(value) + "\n")
 }
 

@@ -222,6 +222,58 @@ func TestOpsShipOnlyWhatTheyCall(t *testing.T) {
 	}
 }
 
+// TestFragmentsCarryWhatTheyRead: an operation's fragment assigns exactly
+// the parameters (hp_*) its functions read: every one of them, so a
+// parameter Render lacks fails here (shellcheck cannot tell, SC2154 is
+// off), and no other, so a fragment shows its real inputs. Every parameter
+// is read by some operation, and the facts probe and the lines that run an
+// operation read none.
+func TestFragmentsCarryWhatTheyRead(t *testing.T) {
+	assigned := regexp.MustCompile(`(?m)^hp_([a-z0-9_]+)=`)
+	p := Params{Root: DefaultRoot, Token: "t", Argv: []string{"true"}}
+	used := map[string]bool{}
+	for _, op := range Ops {
+		var reads []string
+		for _, f := range op.Functions() {
+			for _, m := range hpRE.FindAllStringSubmatch(lib.body[f], -1) {
+				reads = append(reads, m[1])
+				used[m[1]] = true
+			}
+		}
+		reads = slices.Compact(slices.Sorted(slices.Values(reads)))
+		fr := Render(op, p)
+		var got []string
+		for _, m := range assigned.FindAllStringSubmatch(fr.Defs, -1) {
+			got = append(got, m[1])
+		}
+		slices.Sort(got)
+		if len(reads) == 0 {
+			t.Errorf("%s reads no parameter: the root, at least, is one", op.Name)
+		}
+		for _, r := range reads {
+			if !slices.Contains(got, r) {
+				t.Errorf("%s reads hp_%s, which Render does not assign", op.Name, r)
+			}
+		}
+		for _, g := range got {
+			if !slices.Contains(reads, g) {
+				t.Errorf("%s's fragment assigns hp_%s, which none of its functions reads", op.Name, g)
+			}
+		}
+		if hpRE.MatchString(fr.Main) {
+			t.Errorf("%s's main lines read a parameter: %q", op.Name, fr.Main)
+		}
+	}
+	if hpRE.MatchString(lib.probe) {
+		t.Error("the facts probe reads a parameter")
+	}
+	for _, v := range p.values() {
+		if !used[v.name] {
+			t.Errorf("no operation reads hp_%s", v.name)
+		}
+	}
+}
+
 // TestNoVariableIsAFunction: no shell variable has a function's name, so
 // every name callRE finds that is a function is a call (a closure ships
 // nothing it does not run) and a reader never wonders which is meant. The
