@@ -57,7 +57,7 @@ var (
 	OpBreak   = &Op{Name: "break", Ends: []Verb{VerbBroken, VerbNotStale, VerbNotOwner, VerbFree, VerbNoStore, VerbError},
 		Codes: join(setupCodes, []Code{CodeLockPath, CodeChanged, CodePermission})}
 
-	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbHave}, releasing),
+	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbReused}, releasing),
 		Ends:  []Verb{VerbPresent, VerbStage, VerbLost, VerbBusy, VerbAbandoned, VerbError},
 		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256})}
 	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),

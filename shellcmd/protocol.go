@@ -44,7 +44,7 @@ const (
 	VerbActivated  Verb = "ACTIVATED"
 	VerbCorrupt    Verb = "CORRUPT"
 	VerbDropped    Verb = "DROPPED"
-	VerbHave       Verb = "HAVE"
+	VerbReused     Verb = "REUSED"
 	VerbResume     Verb = "RESUME"
 	VerbResumable  Verb = "RESUMABLE"
 	VerbRuntime    Verb = "RT"
@@ -131,7 +131,7 @@ var protocol = []verbSpec{
 	{verb: VerbActivated, owner: ofStore, fields: []string{"id", "previous"}, doc: "current points at id"},
 	{verb: VerbCorrupt, owner: ofStore, fields: []string{"sha256"}, doc: "the uploaded archive has another digest; the stage is gone"},
 	{verb: VerbDropped, owner: ofStore, doc: "a failed upload's stage is gone"},
-	{verb: VerbHave, owner: ofStore, fields: []string{"pool-name", "path"}, doc: "a file of the runtime is in the stage's pool"},
+	{verb: VerbReused, owner: ofStore, fields: []string{"pool-name", "path"}, doc: "a file of the runtime the host already has is reused: copied into the stage's pool and verified"},
 	{verb: VerbResume, owner: ofStore, fields: []string{"id", "offset", "sha256"}, doc: "this push took over a cut upload of the runtime"},
 	{verb: VerbResumable, owner: ofStore, fields: []string{"id"}, doc: "a stopped upload's stage is kept for the next push"},
 	{verb: VerbRuntime, owner: ofStore, fields: []string{"id", "promoted", "size", "flags", "order", "name"}, doc: "one runtime in a list"},

@@ -173,10 +173,11 @@ func (v Verdict) History() HistoryLine {
 		Who: ParseClient(v.get("who"), ",")}
 }
 
-// Have reads HAVE: a file of the runtime (its [PoolName]) is in the stage's
-// pool at pool/<path>.
-func (v Verdict) Have() (name, path string) {
-	v = v.of(VerbHave)
+// Reused reads REUSED: a file of the runtime (its PoolName) that the host
+// already had is reused: copied and verified in the stage's pool, at
+// pool/<path>.
+func (v Verdict) Reused() (name, path string) {
+	v = v.of(VerbReused)
 	return v.get("pool-name"), v.get("path")
 }
 

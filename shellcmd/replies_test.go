@@ -80,8 +80,8 @@ func TestReadersTurnDashIntoZero(t *testing.T) {
 		t.Errorf("ERROR: %q %q", code, text)
 	}
 	// A reader of another verb's verdict reads nothing.
-	if p := mustVerdict(t, "HAVE x y").Path(); p != "" {
-		t.Errorf("Path of HAVE: %q", p)
+	if p := mustVerdict(t, "REUSED x y").Path(); p != "" {
+		t.Errorf("Path of REUSED: %q", p)
 	}
 	if d := mustVerdict(t, "RESUME a 1 abc").Digest(); d != "" {
 		t.Errorf("Digest of RESUME: %q", d)

@@ -47,7 +47,7 @@ func prelude(marker string, f *Facts) string {
 }
 
 // Params are the values an operation's fragment needs. Render gives each
-// to the shell as a parameter, hp_<name> (Token is hp_me, Want hp_want,
+// to the shell as a parameter, hp_<name> (Token is hp_me, Reuse hp_reuse,
 // ...), and only to an operation whose functions read it.
 type Params struct {
 	Root Root
@@ -111,11 +111,11 @@ type Params struct {
 	// Cut is where a stopped upload's bytes stop being whole: the next
 	// push resumes from there.
 	Cut int64
-	// Want lists, a line each, the PoolName ("<sha256>-<mode>") of files
+	// Reuse lists, a line each, the PoolName ("<sha256>-<mode>") of files
 	// of the runtime the host may have in runtimes it holds
-	// (runtimes/.files/<id>), to copy into the stage instead of receiving
-	// them.
-	Want     string
+	// (runtimes/.files/<id>): the delta, files the host reuses (copies into
+	// the stage, REUSED) instead of receiving them (sh/reuse.sh).
+	Reuse    string
 	Activate bool // switch current to ID after a push
 	Unpin    bool // Pin removes the pin
 	Keep     int  // GC keeps this many newest runtimes beyond the protected ones
@@ -232,7 +232,7 @@ func (p Params) values() []param {
 		{"keep", n(int64(p.Keep))},
 		{"window", n(p.Window)},
 		{"cut", n(p.Cut)},
-		{"want", p.Want},
+		{"reuse", p.Reuse},
 		{"activate", flag(p.Activate)},
 		{"unpin", flag(p.Unpin)},
 		{"dry", flag(p.DryRun)},

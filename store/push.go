@@ -118,7 +118,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		rtt <- 0
 	}
 	p.Window = transport.Window
-	p.Want = a.shareable()
+	p.Reuse = a.shareable()
 	res := &PushResult{ID: a.ID()}
 	// The upload's first stream opens while the first command runs, once
 	// that command has its session (a host that allows one session at a
@@ -157,8 +157,8 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	st := staged{pool: map[string]string{}, streams: opts.Streams, shared: shared, stamp: p.Stamp}
 	for _, v := range r.Verdicts {
 		switch v.Verb {
-		case shellcmd.VerbHave:
-			name, path := v.Have()
+		case shellcmd.VerbReused:
+			name, path := v.Reused()
 			st.pool[name] = path
 		case shellcmd.VerbResume:
 			_, st.offset, st.prefix = v.Resume()

@@ -259,7 +259,7 @@ func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(context.Backg
 
 // writeTar is WriteTar with files the host has already: a file whose
 // PoolName (content digest and mode) is in pool travels as a hard link to
-// its copy in the stage, pool/<path>, which the host verified (h_pool),
+// its copy in the stage, pool/<path>, which the host verified (h_reuse),
 // instead of its bytes. The archive also lists every file's digest, mode
 // and path in its "files" entry, for later pushes to find.
 func (a *Artifact) writeTar(ctx context.Context, w io.Writer, pool map[string]string) error {

@@ -53,8 +53,9 @@ h_op_promote() {
 	# (h_ud), and everything the promotion writes goes there: whatever
 	# else a stage holds (one kept for a resume may hold anything the login
 	# put there) never becomes part of the runtime, and no link in it is
-	# written through. The pool the archive links to moves in first; a
-	# pool that is a link stays out, and the links to it fail.
+	# written through. The pool of reused files the archive links to
+	# (h_reuse) moves in first; a pool that is a link stays out, and the
+	# links to it fail.
 	h_ud=unpack-$hp_stok
 	if ! mkdir "$h_ud" 2>/dev/null ||
 		{ [ -d pool ] && [ ! -L pool ] && ! mv pool "$h_ud/pool"; }; then
@@ -144,9 +145,9 @@ h_promote() {
 		h_say ERROR promote "cannot move the stage into $hp_storedir/$hp_id"
 		return 1
 	fi
-	# The list of the runtime's files, for later pushes (h_pool). A
-	# promotion cut short before it only makes the runtime's files travel
-	# again.
+	# The list of the runtime's files, for later pushes to reuse them
+	# (h_reuse). A promotion cut short before it only makes the runtime's
+	# files travel again.
 	if [ -f "$h_ud/files" ] && h_mkshared "$h_store/.files" 2>/dev/null; then
 		h_movein "$h_ud/files" "$h_store/.files/$hp_id"
 	fi

@@ -71,7 +71,7 @@ h_op_pushcheck() {
 		fi
 		h_share=shared
 	fi
-	h_pool
+	h_reuse
 	if ! printf '%s %s %s\n' "$hp_id" "$hp_digest" "$hp_window" >resume.t ||
 		! mv -f resume.t resume; then
 		h_unstage

@@ -1,36 +1,37 @@
 # The delta: files the host already has are reused instead of sent. The
-# client lists the files of the runtime worth it (hp_want: "<sha256>-<mode>"
-# a line, the store's PoolName of each file of ShareMin bytes or more), and
-# every runtime promoted here lists its own (runtimes/.files/<id>: one
-# "sha256 mode path" line per file, written by h_promote). h_pool finds the
-# files both name (h_pool_map), copies them into the stage's pool/
-# (h_pool_copy), and says each copy whose digest and mode it verified
-# (h_pool_verify: HAVE): the upload carries a hard link to it in place of
-# its bytes, and the promotion moves pool/ in with the tree that links to
-# it. A copy, never a link to the other runtime's file: runtimes stay
-# independent. docs/store.md, "Files the host has", says the whole of it.
+# client lists the files of the runtime worth reusing (hp_reuse: a
+# "<sha256>-<mode>" line each, the store's PoolName, for each file of
+# ShareMin bytes or more), and every runtime promoted here lists its own
+# (runtimes/.files/<id>: one "sha256 mode path" line per file, written by
+# h_promote). h_reuse finds the files both name (h_reuse_map), copies them
+# into the stage's pool/ (h_reuse_copy), and says each copy whose digest
+# and mode it verified (h_reuse_verify: REUSED): the upload carries a hard
+# link to it in place of its bytes, and the promotion moves pool/ in with
+# the tree that links to it. A copy, never a link to the other runtime's
+# file: runtimes stay independent. docs/store.md, "Reuse: files the host
+# already has", says the whole of it.
 
-# h_pool: the delta, in the stage (h_enter): pool/<id>/<path> gets a copy of
-# each file of this runtime (hp_want) that a runtime here (<id>) holds with
-# the same digest and mode, and each verified copy is said with HAVE
-# PoolName path. Copies nothing when the client wants nothing, no runtime
+# h_reuse: the delta, in the stage (h_enter): pool/<id>/<path> gets a copy
+# of each file of this runtime (hp_reuse) that a runtime here (<id>) holds
+# with the same digest and mode, and each verified copy is said with REUSED
+# PoolName path. Copies nothing when the client lists nothing, no runtime
 # here lists its files, or the host cannot verify a copy (h_shatool).
-h_pool() {
-	[ -n "$hp_want" ] && [ -d "$h_store/.files" ] || return 0
+h_reuse() {
+	[ -n "$hp_reuse" ] && [ -d "$h_store/.files" ] || return 0
 	# The pool's name in the stage, which the archive's links name.
 	h_pd=pool
-	h_pool_map || return 0
-	h_pool_copy
-	h_pool_verify
+	h_reuse_map || return 0
+	h_reuse_copy
+	h_reuse_verify
 	rm -f pool.map pool.perm
 }
 
-# h_pool_map: writes pool.map, "id<TAB>PoolName<TAB>path" for the first
+# h_reuse_map: writes pool.map, "id<TAB>PoolName<TAB>path" for the first
 # runtime here (by its list, runtimes/.files/<id>: a plain file named by an
-# id, whose runtime is a directory) that holds each file wanted; paths that
+# id, whose runtime is a directory) that holds each file listed; paths that
 # climb out or are absolute are left out. Makes the pool (h_pd). Fails when
 # there is nothing to copy, or nothing could verify a copy.
-h_pool_map() {
+h_reuse_map() {
 	# The lists of runtimes that are here: plain files named by an id.
 	set +f
 	set --
@@ -42,26 +43,26 @@ h_pool_map() {
 	set -f
 	[ $# -gt 0 ] || return 1
 	mkdir -p "$h_pd" || return 1
-	printf '%s\n' "$hp_want" | awk '
-		FNR == NR { if ($1 != "") want[$1] = 1; next }
+	printf '%s\n' "$hp_reuse" | awk '
+		FNR == NR { if ($1 != "") listed[$1] = 1; next }
 		{
 			key = $1 "-" $2
-			if (!(key in want) || (key in got)) next
+			if (!(key in listed) || (key in got)) next
 			p = substr($0, length($1) + length($2) + 3)
 			if (p == "" || p ~ /^\// || ("/" p "/") ~ /\/\.\.?\//) next
 			got[key] = 1
 			n = split(FILENAME, parts, "/")
 			print parts[n] "\t" key "\t" p
 		}' - "$@" >pool.map 2>/dev/null || return 1
-	# Nothing wanted is here, or nothing could verify a copy.
+	# Nothing listed is here, or nothing could verify a copy.
 	[ -s pool.map ] && h_shatool
 }
 
-# h_pool_copy: copies the files pool.map names from their runtimes into
+# h_reuse_copy: copies the files pool.map names from their runtimes into
 # pool/<id>/<path>, only plain files, each with its mode and time, owned by
 # the login: one tar pipe per runtime where tar takes a list (-T), else a cp
 # a file.
-h_pool_copy() {
+h_reuse_copy() {
 	# Only the files named: a name that became a directory since it was
 	# looked at is not copied whole (--no-recursion).
 	if tar -cf /dev/null --no-recursion -T /dev/null 2>/dev/null; then
@@ -108,27 +109,27 @@ h_pool_copy() {
 	fi
 }
 
-# h_pool_verify: says HAVE PoolName path for each copy in the pool that is
-# what pool.map says it is: a plain file of that mode and that SHA-256
-# (h_shafind). One that is not is not used, and travels.
-h_pool_verify() {
+# h_reuse_verify: says REUSED PoolName path for each copy in the pool that
+# is what pool.map says it is: a plain file of that mode and that SHA-256
+# (h_shafind). One that is not is not reused, and travels.
+h_reuse_verify() {
 	# Its mode (find -perm, a mode at a time), then its digest.
 	awk -F '\t' '{ sub(/^.*-/, "", $2); print $2 }' pool.map | sort -u | while read -r h_m; do
 		case $h_m in '' | *[!0-7]*) continue ;; esac
 		find "$h_pd" -type f -perm "$h_m" | awk -v m="$h_m" '{ print m "\t" $0 }'
 	done >pool.perm
 	h_shafind "$h_pd" | awk -v pd="$h_pd/" '
-		FILENAME == ARGV[1] { split($0, f, "\t"); want[f[1] "/" f[3]] = f[2]; next }
+		FILENAME == ARGV[1] { split($0, f, "\t"); name[f[1] "/" f[3]] = f[2]; next }
 		FILENAME == ARGV[2] { m = $0; sub(/\t.*/, "", m); p = substr($0, length(m) + 2); mode[p] = m; next }
 		{
 			sum = $1; sub(/^\\/, "", sum)
 			p = $0; sub(/^[^ ]* [ *]?/, "", p)
 			if (substr(p, 1, length(pd)) != pd) next
 			q = substr(p, length(pd) + 1)
-			if (!(q in want)) next
-			split(want[q], k, "-")
-			if (k[1] == sum && mode[p] == k[2]) print want[q] "\t" q
+			if (!(q in name)) next
+			split(name[q], k, "-")
+			if (k[1] == sum && mode[p] == k[2]) print name[q] "\t" q
 		}' pool.map pool.perm - | while IFS='	' read -r h_k h_p; do
-		h_say HAVE "$h_k" "$h_p"
+		h_say REUSED "$h_k" "$h_p"
 	done
 }

@@ -1,8 +1,8 @@
 # SHA-256 on the host: which tool works (h_shatool), the digest of a file
 # (h_sha256) or of every file under a directory (h_shafind), and the refusal
 # of a host that has none (h_nosha). A push verifies its archive with them
-# (h_op_promote), the copies of files the host already has (h_pool), and a
-# resume the bytes it keeps (h_resume).
+# (h_op_promote), the reuse of files the host already has its copies
+# (h_reuse), and a resume the bytes it keeps (h_resume).
 
 # h_shatool: whether the host has a SHA-256 tool h_sha256 can use: the
 # first, in h_sha256's order, that is there and gives the digest of nothing

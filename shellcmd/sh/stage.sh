@@ -5,9 +5,9 @@
 # inside by relative paths, claims it before it changes it (h_claim), and
 # removes it from inside (h_unstage). After a failed upload the client keeps
 # it for a resume (h_op_keepstage) or drops it (h_op_dropstage). The files
-# the host already has go into its pool/ (h_pool); the promotion unpacks it
-# (h_op_promote). docs/protocol.md, "A push's stage", says why each step is
-# as it is.
+# the host already has are reused in its pool/ (reuse.sh); the promotion
+# unpacks it (promote.sh). docs/protocol.md, "A push's stage", says why each
+# step is as it is.
 
 # h_enter: makes the stage (h_stage) this command's working directory, when it
 # is, as it is entered, the entry of that name in the store (not a directory
