@@ -5,8 +5,9 @@
 # that (the stale rule, h_stealable in rules.sh, beside this file). The
 # holder keeps it by touching the record (h_renew: the guardian's heartbeat,
 # h_guard in wrap.sh, or hoist lock refresh), and acts only while its own
-# lease has not run out (h_fence). The defaults are the client's
-# (shellcmd.DefaultStale, MinLease and MaxLease in script.go).
+# lease has not run out (h_fence). The client gives the lease a lock takes
+# (hp_lease) and the one a record that names none is judged by (hp_stale);
+# their defaults are the client's.
 
 # h_owned: fencing. Every store mutation happens only while the lock is
 # still ours, that is while <lock>/<me>/rec exists and its lease has not run

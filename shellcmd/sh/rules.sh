@@ -1,16 +1,16 @@
-# The two rules that let anyone take a held lock, in one place
-# (docs/protocol.md, "Evaluate"). Both read what h_sample found.
+# The rules that let anyone take a held lock, in one place: previous boot,
+# exited holder, stale lease (docs/protocol.md, "Evaluate"). All read what
+# h_sample found. The lease itself, and the fence, are in lease.sh.
 
 # h_stealable: whether a rule lets anyone take the lock h_sample saw: its
 # record proves a previous boot (h_prevboot), or that its holder process has
 # exited (h_exited), or the path whose age is the lock's (h_rp: the record,
-# which its holder's heartbeats touch, or an earlier version's lock
-# directory) has not changed for more than the holder's lease (the record's
-# lease=, or hp_stale when it names none or cannot be read) by this host's
-# clock. The
-# age rule holds for an unreadable record too: the directory is the lock.
-# Sets h_why to boot, exited or stale, h_a to the lock's age when known,
-# h_lz to the lease that applies, and h_pwhy to what h_exited found.
+# which its holder's heartbeats touch, or an earlier version's lock directory)
+# has not changed for more than the holder's lease (the record's lease=, or
+# hp_stale when it names none or cannot be read) by this host's clock. The age
+# rule holds for an unreadable record too: the directory is the lock. Sets
+# h_why to boot, exited or stale, h_a to the lock's age when known, h_lz to
+# the lease that applies, and h_pwhy to what h_exited found.
 h_stealable() {
 	h_why=
 	h_a=
