@@ -2,8 +2,10 @@ package shellcmd
 
 // Tests of single shell functions, run under every /bin/sh hoist meets. The
 // harness (fnRun) builds one script the way a host command is built: the
-// prelude, the variables Render and h_setup assign, the function's
-// definitions and everything it calls (lib.closure), then the call; it prints
+// prelude, the parameters Render would assign (hp_*, from fnParams: those
+// the functions, the test doubles and the call read), the variables h_setup
+// sets, the function's definitions and everything it calls (lib.closure),
+// then the call; it prints
 // the call's status and the variables the functions set, length-prefixed,
 // after a separator line. The function files of this kind are
 // functions_*_test.go.
