@@ -224,3 +224,66 @@ func BenchmarkHostProcs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHostCPUParts splits a 256 MiB push's host CPU into the steps a
+// host makes, each measured alone on the same host in the same iteration
+// and less the connection it needs (connect-ms: `ssh host true`): receive,
+// 256 MiB through scp with OpenSSH's default cipher (scp-ms,
+// chacha20-poly1305) and with the one hoist's client chooses
+// (scp-aesgcm-ms, AES-128-GCM); write, the same bytes written to a file by
+// cat (write-ms); hash, `openssl dgst -sha256` of the archive (sha-ms);
+// unpack, `tar -xof` of it (untar-ms); and one short-lived process,
+// /bin/sh running /bin/true (proc-ms, from 20 of them).
+func BenchmarkHostCPUParts(b *testing.B) {
+	h := sshd.Start(b, sshd.Options{Cgroup: true})
+	src := randomTree(b, 256<<20)
+	archive := filepath.Join(h.Dir, "artifact.tar")
+	if out, err := exec.Command("tar", "-cf", archive, "-C", src, "blob").CombinedOutput(); err != nil {
+		b.Fatalf("tar: %v %s", err, out)
+	}
+	ssh := func(script string) func() {
+		return func() {
+			args := append(sshArgs(h, h.KnownHosts, strconv.Itoa(h.Port)), h.User+"@127.0.0.1", script)
+			if out, err := exec.Command("ssh", args...).CombinedOutput(); err != nil {
+				b.Fatalf("ssh %s: %v %s", script, err, out)
+			}
+		}
+	}
+	scp := func(cipher ...string) func() {
+		return func() {
+			args := append([]string{"-q", "-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+				"-o", "UserKnownHostsFile=" + h.KnownHosts, "-P", strconv.Itoa(h.Port)}, cipher...)
+			args = append(args, filepath.Join(src, "blob"), h.User+"@127.0.0.1:"+filepath.Join(h.Dir, "copy"))
+			if out, err := exec.Command("scp", args...).CombinedOutput(); err != nil {
+				b.Fatalf("scp: %v %s", err, out)
+			}
+		}
+	}
+	dir := filepath.Join(h.Dir, "unpacked")
+	parts := []struct {
+		unit string
+		fn   func()
+		per  int // what the figure is divided by, beyond the iterations
+	}{
+		{"scp-ms", scp(), 1},
+		{"scp-aesgcm-ms", scp("-c", "aes128-gcm@openssh.com"), 1},
+		{"write-ms", ssh("cat " + archive + " >" + dir + ".tar && rm " + dir + ".tar"), 1},
+		{"sha-ms", ssh("openssl dgst -sha256 " + archive + " >/dev/null"), 1},
+		{"untar-ms", ssh("mkdir " + dir + " && tar -xof " + archive + " -C " + dir + " && rm -rf " + dir), 1},
+		{"proc-ms", ssh("exec /bin/sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do /bin/true; done'"), 20},
+	}
+	spent := make([]time.Duration, len(parts))
+	var connect time.Duration
+	for b.Loop() {
+		c := hostCPU(b, h, ssh("true"))
+		connect += c
+		for i, p := range parts {
+			spent[i] += hostCPU(b, h, p.fn) - c
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / float64(time.Millisecond) }
+	b.ReportMetric(ms(connect), "connect-ms")
+	for i, p := range parts {
+		b.ReportMetric(ms(spent[i])/float64(p.per), p.unit)
+	}
+}
