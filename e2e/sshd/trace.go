@@ -147,7 +147,8 @@ func (ps Procs) Top() string {
 }
 
 // Tree is the processes one a line, indented under their parents, with
-// the arguments of what they ran: for reading what a command does.
+// the arguments of what they ran (each cut at 160 bytes): for reading what
+// a command does.
 func (ps Procs) Tree() string {
 	depth := map[int]int{}
 	var b strings.Builder
@@ -162,6 +163,9 @@ func (ps Procs) Tree() string {
 			fmt.Fprintf(&b, " (fork of %s)", filepath.Base(p.Forked))
 		}
 		for _, a := range p.Args {
+			if len(a) > 160 {
+				a = a[:160] + "..."
+			}
 			fmt.Fprintf(&b, " %s", a)
 		}
 		b.WriteByte('\n')
