@@ -50,24 +50,28 @@ func hostProcs(b *testing.B, h *sshd.Host, cgroup bool, fn func()) sshd.Procs {
 }
 
 // scpTo copies src (a file or, recursively, a directory) to dest on h
-// with OpenSSH's scp (the SFTP protocol, OpenSSH 9's default).
-func scpTo(b *testing.B, h *sshd.Host, src, dest string) {
+// with OpenSSH's scp (the SFTP protocol, OpenSSH 9's default), with the
+// options in flags besides.
+func scpTo(b *testing.B, h *sshd.Host, src, dest string, flags ...string) {
 	b.Helper()
-	cmd := exec.Command("scp", "-q", "-r", "-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
-		"-o", "UserKnownHostsFile="+h.KnownHosts, "-P", strconv.Itoa(h.Port), src, h.User+"@127.0.0.1:"+dest)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	args := append([]string{"-q", "-r", "-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+		"-o", "UserKnownHostsFile=" + h.KnownHosts, "-P", strconv.Itoa(h.Port)}, flags...)
+	if out, err := exec.Command("scp", append(args, src, h.User+"@127.0.0.1:"+dest)...).CombinedOutput(); err != nil {
 		b.Fatalf("scp: %v %s", err, out)
 	}
 }
 
-// sshTrue is OpenSSH's `ssh host true`: a connection and one exec.
-func sshTrue(b *testing.B, h *sshd.Host) {
+// sshRun runs script on h with OpenSSH's ssh: a connection and one exec.
+func sshRun(b *testing.B, h *sshd.Host, script string) {
 	b.Helper()
-	args := append(sshArgs(h, h.KnownHosts, strconv.Itoa(h.Port)), h.User+"@127.0.0.1", "true")
+	args := append(sshArgs(h, h.KnownHosts, strconv.Itoa(h.Port)), h.User+"@127.0.0.1", script)
 	if out, err := exec.Command("ssh", args...).CombinedOutput(); err != nil {
-		b.Fatalf("ssh true: %v %s", err, out)
+		b.Fatalf("ssh %s: %v %s", script, err, out)
 	}
 }
+
+// sshTrue is OpenSSH's `ssh host true`.
+func sshTrue(b *testing.B, h *sshd.Host) { sshRun(b, h, "true") }
 
 // smallTree is 2 MB of random data in 8 files, as the fleet pushes.
 func smallTree(b *testing.B) string {
@@ -249,24 +253,9 @@ func BenchmarkHostCPUParts(b *testing.B) {
 	if out, err := exec.Command("tar", "-cf", archive, "-C", src, "blob").CombinedOutput(); err != nil {
 		b.Fatalf("tar: %v %s", err, out)
 	}
-	ssh := func(script string) func() {
-		return func() {
-			args := append(sshArgs(h, h.KnownHosts, strconv.Itoa(h.Port)), h.User+"@127.0.0.1", script)
-			if out, err := exec.Command("ssh", args...).CombinedOutput(); err != nil {
-				b.Fatalf("ssh %s: %v %s", script, err, out)
-			}
-		}
-	}
-	scp := func(cipher ...string) func() {
-		return func() {
-			args := append([]string{"-q", "-F", "none", "-i", h.KeyFile, "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
-				"-o", "UserKnownHostsFile=" + h.KnownHosts, "-P", strconv.Itoa(h.Port)}, cipher...)
-			args = append(args, filepath.Join(src, "blob"), h.User+"@127.0.0.1:"+filepath.Join(h.Dir, "copy"))
-			if out, err := exec.Command("scp", args...).CombinedOutput(); err != nil {
-				b.Fatalf("scp: %v %s", err, out)
-			}
-		}
-	}
+	ssh := func(script string) func() { return func() { sshRun(b, h, script) } }
+	blob, dest := filepath.Join(src, "blob"), filepath.Join(h.Dir, "copy")
+	scp := func(flags ...string) func() { return func() { scpTo(b, h, blob, dest, flags...) } }
 	dir := filepath.Join(h.Dir, "unpacked")
 	parts := []struct {
 		unit string
