@@ -9,10 +9,11 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id
 # file system without change times, shellcheck for make lint, podman,
 # podman-compose, runc (podman would bring crun, which machines with hybrid
 # cgroups refuse) and debootstrap for the sandbox fleet, docker-registry
-# (CNCF distribution) for a real OCI registry, and curl, wget and openssl,
-# the tools hosts fetch from it with (busybox wget runs openssl for https).
-TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip sshfs shellcheck podman podman-compose runc debootstrap docker-registry curl wget openssl
-TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip sshfs shellcheck podman podman-compose runc debootstrap docker-registry curl wget openssl
+# (CNCF distribution) for a real OCI registry, curl, wget and openssl,
+# the tools hosts fetch from it with (busybox wget runs openssl for https),
+# and strace, which counts the processes a host starts (make bench).
+TEST_DEBS := openssh-server openssh-client zsh fish tcsh mksh busybox util-linux procps iproute2 acl xz-utils zstd zip sshfs shellcheck podman podman-compose runc debootstrap docker-registry curl wget openssl strace
+TEST_CMDS := sshd ssh ssh-keygen zsh fish tcsh mksh busybox unshare ps setfacl xz zstd zip sshfs shellcheck podman podman-compose runc debootstrap docker-registry curl wget openssl strace
 
 .PHONY: all build demo test deps unit e2e bench lint clean sandbox sandbox-down sandbox-test
 
@@ -85,12 +86,15 @@ unit:
 e2e:
 	$(GO) test -race -count=1 -parallel 8 -timeout 20m ./e2e/...
 
-# The quick ones (a warm run, a status, a session on a kept connection)
-# take 50 iterations, which this machine's noise needs; the others 5
-# (ScriptRoundTrips: the 4-command script with and without ControlPersist).
+# The quick ones (a warm run, a status, a session on a kept connection,
+# the host CPU of a run) take 50 iterations, which this machine's noise
+# needs; the others 5 (ScriptRoundTrips: the 4-command script with and
+# without ControlPersist; HostCPUPush and HostProcs: what a host spends on
+# each command, in CPU time (as root: each host in a cgroup of its own) and
+# in processes).
 bench: deps
-	$(GO) test -run '^$$' -bench 'RunUncontended|Status|MuxSession' -benchtime 50x ./e2e/
-	$(GO) test -run '^$$' -bench . -skip 'RunUncontended|Status|MuxSession' -benchtime 5x ./e2e/
+	$(GO) test -run '^$$' -bench 'RunUncontended|Status|MuxSession|HostCPURun' -benchtime 50x ./e2e/
+	$(GO) test -run '^$$' -bench . -skip 'RunUncontended|Status|MuxSession|HostCPURun' -benchtime 5x ./e2e/
 
 # gofmt, vet and staticcheck for the Go code, and the command built for macOS
 # and FreeBSD (workstations hoist runs on); shellcheck for the host-side

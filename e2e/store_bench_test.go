@@ -157,13 +157,17 @@ func BenchmarkPushVsScp(b *testing.B) {
 // -H h1,...,h16 push --activate` does (its --parallel default covers 16).
 // Each push connects afresh and goes to a fresh store; the artifact is read
 // and hashed once. x-one is the 16 hosts' time over the one host's (1.0:
-// as fast as one host).
+// as fast as one host). Each host runs in a cgroup of its own (as root):
+// one-host-cpu-ms is what the one host's push cost its host, fleet-host-cpu-ms
+// what each of the 16 spent on average, cpu-x-one their ratio (above 1:
+// hosts sharing the cores cost each other more than the work itself).
 func BenchmarkFleetPush(b *testing.B) {
 	const n = 16
+	cgroup := isRoot()
 	var hosts []*sshd.Host
 	var cfgs []transport.SSHConfig
 	for range n {
-		h := sshd.Start(b, sshd.Options{})
+		h := sshd.Start(b, sshd.Options{Cgroup: cgroup})
 		p := newLatencyProxy(b, h.Addr, 20*time.Millisecond)
 		cfg := sshConfigVia(b, h, p.Addr)
 		hosts, cfgs = append(hosts, h), append(cfgs, cfg)
@@ -193,16 +197,32 @@ func BenchmarkFleetPush(b *testing.B) {
 		}
 		return err
 	}
-	var one, all time.Duration
-	var hostCPU time.Duration
+	var idle []int // each host's processes when no command runs: its listening sshd
+	for _, h := range hosts {
+		if cgroup {
+			idle = append(idle, h.Running(b))
+		}
+	}
+	var one, all, oneCPU, fleetCPU time.Duration
+	cpu := func() []time.Duration { // each host's CPU so far, once its processes have ended
+		if !cgroup {
+			return nil
+		}
+		spent := make([]time.Duration, n)
+		for i, h := range hosts {
+			h.WaitRunning(b, idle[i])
+			spent[i] = h.CPU(b)
+		}
+		return spent
+	}
 	for iter := 0; b.Loop(); iter++ {
+		before := cpu()
 		start := time.Now()
 		if err := push(0, 2*iter); err != nil {
 			b.Fatal(err)
 		}
 		one += time.Since(start)
-		time.Sleep(200 * time.Millisecond) // the one host's sshd is reaped: its CPU is not the fleet's
-		cpu := sshdCPU()
+		mid := cpu()
 		start = time.Now()
 		var wg sync.WaitGroup
 		errs := make([]error, n)
@@ -211,49 +231,32 @@ func BenchmarkFleetPush(b *testing.B) {
 		}
 		wg.Wait()
 		all += time.Since(start)
-		time.Sleep(200 * time.Millisecond) // the connections' sshd processes are reaped
-		hostCPU += sshdCPU() - cpu
+		after := cpu()
 		for _, err := range errs {
 			if err != nil {
 				b.Fatal(err)
+			}
+		}
+		if cgroup {
+			oneCPU += mid[0] - before[0]
+			for i := range n {
+				fleetCPU += after[i] - mid[i]
 			}
 		}
 	}
 	b.ReportMetric(one.Seconds()/float64(b.N), "one-s")
 	b.ReportMetric(all.Seconds()/float64(b.N), "fleet16-s")
 	b.ReportMetric(float64(all)/float64(one), "x-one")
-	// The 16 hosts share this machine's cores: what their sshd and
-	// shells spent, per fleet push, over the cores there are, is time the
-	// fleet could not have had on hosts of their own.
-	b.ReportMetric(hostCPU.Seconds()/float64(b.N), "hosts-cpu-s")
-	b.ReportMetric(hostCPU.Seconds()/float64(b.N)/float64(runtime.NumCPU()), "hosts-cpu-s/core")
-}
-
-// sshdCPU is the CPU time of this process's sshd children and of what they
-// reaped: every connection's sshd and its shells, once they ended.
-func sshdCPU() time.Duration {
-	var ticks int64
-	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range dirs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 || !strings.Contains(s[:i], "(sshd") {
-			continue
-		}
-		f := strings.Fields(s[i+2:])
-		if len(f) < 15 || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
-			v, _ := strconv.ParseInt(f[k], 10, 64)
-			ticks += v
-		}
+	if cgroup {
+		perHost := fleetCPU / n
+		b.ReportMetric(float64(oneCPU)/float64(b.N)/float64(time.Millisecond), "one-host-cpu-ms")
+		b.ReportMetric(float64(perHost)/float64(b.N)/float64(time.Millisecond), "fleet-host-cpu-ms")
+		b.ReportMetric(float64(perHost)/float64(oneCPU), "cpu-x-one")
+		// The 16 hosts share this machine's cores: what they spent, per
+		// fleet push, over the cores there are, is time the fleet could
+		// not have had on hosts of their own.
+		b.ReportMetric(fleetCPU.Seconds()/float64(b.N)/float64(runtime.NumCPU()), "hosts-cpu-s/core")
 	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
 // BenchmarkPushDelta: a 256 MiB tree of 512 files of 512 KiB is on the

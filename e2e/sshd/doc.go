@@ -37,7 +37,7 @@
 // Without root, sshd runs unprivileged and can only accept the current
 // user: User, Home (from /etc/passwd, as sshd sees it) and the login shell
 // are the caller's own, and rc files in that home are read as usual. Options that need root (Shell, Busybox,
-// BootNamespace, PIDNamespace, ForeignProc, NoShell) skip the test with the message of
+// BootNamespace, PIDNamespace, ForeignProc, NoShell, Cgroup) skip the test with the message of
 // RequireRoot.
 //
 // # What is shared and what is not
@@ -82,6 +82,25 @@
 // Options.ForeignProc is the same without a /proc of its own (unshare -p
 // --fork without --mount-proc): the host's /proc is the machine's, so $$
 // there names another process, or none.
+//
+// # What a host costs
+//
+// Options.Cgroup runs the host in a cgroup v2 of its own (a directory
+// under hoist-e2e/ in the v2 hierarchy, /sys/fs/cgroup or, on a machine
+// with v1 controllers beside it, /sys/fs/cgroup/unified), entered by sshd
+// as it starts. Every process the host starts stays in it, whoever reaps
+// it, so Host.CPU is the CPU time of sshd, the sessions, the shells and
+// their tools, orphans included; Host.Running counts the processes there
+// now, and Host.WaitRunning waits for a command's to end before CPU is
+// read. It needs root and a writable hierarchy, and skips the test with
+// the reason otherwise.
+//
+// Options.TraceProcs runs sshd under strace -f, which writes a line for
+// every fork and every program run to a file in the host's directory.
+// Host.TraceMark before a command and Host.Started after it list the
+// processes the host started for it, with Procs.Programs counting them by
+// program ("date", "sh (fork)" for a subshell). A traced host is slow: time
+// and measure the CPU of other hosts.
 //
 // # Stopping plain hosts
 //

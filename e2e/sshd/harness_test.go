@@ -375,7 +375,7 @@ func TestForeignProc(t *testing.T) {
 
 func TestRootOnlyOptions(t *testing.T) {
 	t.Parallel()
-	rootOnlyOpts := []Options{{Shell: "zsh"}, {Busybox: true}, {BootNamespace: true}, {PIDNamespace: true}, {ForeignProc: true}}
+	rootOnlyOpts := []Options{{Shell: "zsh"}, {Busybox: true}, {BootNamespace: true}, {PIDNamespace: true}, {ForeignProc: true}, {Cgroup: true}}
 	if rootOnly(Options{}) {
 		t.Errorf("the default options should not need root")
 	}

@@ -60,6 +60,15 @@ type Options struct {
 	// mount namespace: two such hosts have different directories, and
 	// stores, at the same path, as two containers with a volume each.
 	Tmpfs []string
+	// Cgroup (root, and a writable cgroup v2 hierarchy) runs the host in a
+	// cgroup of its own, so that CPU says what its sshd and every process
+	// it started have used. Without such a hierarchy the test is skipped.
+	Cgroup bool
+	// TraceProcs runs the host's sshd under strace (installed by make
+	// deps), which records every process the host starts and the programs
+	// they run: see TraceMark and Started. It slows the host down: do not
+	// time a host that traces.
+	TraceProcs bool
 }
 
 // Host is a running sshd on 127.0.0.1. Its exported fields are read-only.
@@ -74,15 +83,17 @@ type Host struct {
 	HostKey    string // the host's public key, "ssh-ed25519 AAAA..."
 	BootID     string // current fake boot id, with BootNamespace
 
-	t        testing.TB
-	opts     Options
-	tools    tools
-	acct     account
-	root     string // the host's directory, holding config, keys and logs
-	config   string
-	logPath  string
-	binDir   string // busybox applets, with Busybox
-	bootFile string // boot id source, with BootNamespace
+	t         testing.TB
+	opts      Options
+	tools     tools
+	acct      account
+	root      string // the host's directory, holding config, keys and logs
+	config    string
+	logPath   string
+	binDir    string // busybox applets, with Busybox
+	bootFile  string // boot id source, with BootNamespace
+	cgroup    string // the host's cgroup directory, with Cgroup
+	tracePath string // the process trace, with TraceProcs
 
 	mu      sync.Mutex
 	running *harness.Process
@@ -139,6 +150,11 @@ func Start(t testing.TB, opts Options) *Host {
 		t.Fatalf("creating host directory: %v", err)
 	}
 	t.Cleanup(h.cleanup)
+	if opts.Cgroup {
+		if err := h.makeCgroup(); err != nil {
+			t.Skipf("sshd.Options.Cgroup: %v", err)
+		}
+	}
 	if err := h.prepare(); err != nil {
 		t.Fatalf("preparing host in %s: %v", h.root, err)
 	}
@@ -148,7 +164,7 @@ func Start(t testing.TB, opts Options) *Host {
 
 // rootOnly reports whether opts need root.
 func rootOnly(opts Options) bool {
-	return opts.Shell != "" || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || opts.ForeignProc || len(opts.Hide) > 0 || len(opts.Tmpfs) > 0
+	return opts.Shell != "" || opts.Cgroup || opts.Busybox || opts.BootNamespace || opts.NoShell || opts.PIDNamespace || opts.ForeignProc || len(opts.Hide) > 0 || len(opts.Tmpfs) > 0
 }
 
 // ownPIDs reports whether the host runs in a PID namespace of its own,
@@ -165,6 +181,11 @@ func (h *Host) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.running != nil {
+		if h.tracePath != "" && !ownPIDs(h.opts) {
+			// strace passes a signal on to sshd only as it detaches,
+			// which may swallow it: signal sshd, and strace ends with it.
+			stopTraced(h.root)
+		}
 		h.running.Stop(stopSignal(ownPIDs(h.opts)))
 		h.running = nil
 	}
@@ -248,6 +269,9 @@ func (h *Host) prepare() error {
 			return fmt.Errorf("busybox --install -s %s: %v: %s", h.binDir, err, out)
 		}
 	}
+	if h.opts.TraceProcs {
+		h.tracePath = filepath.Join(h.root, "procs.trace")
+	}
 	if h.opts.BootNamespace {
 		h.bootFile = filepath.Join(h.root, "boot_id")
 		h.BootID = newBootID()
@@ -276,6 +300,11 @@ func (h *Host) cleanup() {
 	h.Stop()
 	if err := killHost(h.root, 10*time.Second); err != nil {
 		h.t.Errorf("cleaning up host %s: %v", h.Addr, err)
+	}
+	if h.cgroup != "" {
+		if err := removeCgroup(h.root); err != nil {
+			h.t.Errorf("cleaning up host %s: %v", h.Addr, err)
+		}
 	}
 	if failed {
 		h.t.Logf("kept %s for inspection; a later test run removes it", h.root)

@@ -23,6 +23,7 @@ type tools struct {
 	mount        string // with Busybox, BootNamespace, PIDNamespace, NoShell or Hide
 	busybox      string // with Busybox: busybox itself
 	shTarget     string // with Busybox or NoShell: the file /bin/sh resolves to
+	strace       string // with TraceProcs
 }
 
 func findTools(opts Options) (tools, error) {
@@ -45,6 +46,11 @@ func findTools(opts Options) (tools, error) {
 		}
 		if tl.busybox, err = filepath.EvalSymlinks(tl.busybox); err != nil {
 			return tl, err
+		}
+	}
+	if opts.TraceProcs {
+		if tl.strace, err = harness.FindProgram("strace", "/usr/bin/strace"); err != nil {
+			return tl, errors.New("strace not found: run `make deps`, which installs it")
 		}
 	}
 	if opts.Busybox || opts.NoShell {
@@ -93,6 +99,9 @@ func (h *Host) sshdConfig() string {
 // PID 1 of the PID namespace, waiting for sshd and reaping orphans.
 func (h *Host) command() *exec.Cmd {
 	sshd := []string{h.tools.sshd, "-D", "-e", "-f", h.config}
+	if h.opts.TraceProcs {
+		sshd = append(straceArgs(h.tools.strace, h.tracePath), sshd...)
+	}
 	if !h.opts.Busybox && !ownPIDs(h.opts) && !h.opts.NoShell && len(h.opts.Hide) == 0 && len(h.opts.Tmpfs) == 0 {
 		return exec.Command(sshd[0], sshd[1:]...)
 	}
@@ -204,6 +213,24 @@ func (h *Host) launchRetry() error {
 func (h *Host) launch() error {
 	cmd := h.command()
 	cmd.Env = append(os.Environ(), marker(h.root))
+	if h.tracePath != "" {
+		if err := appendLine(h.tracePath, "0 "+launchLine); err != nil {
+			return err
+		}
+	}
+	if h.cgroup != "" {
+		// Into the cgroup from its first instruction (clone3's
+		// CLONE_INTO_CGROUP): nothing of the host runs outside it.
+		fd, err := syscall.Open(h.cgroup, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening the host's cgroup: %v", err)
+		}
+		defer syscall.Close(fd)
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	}
 	banner := fmt.Sprintf("--- hoist e2e: starting sshd on %s at %s", h.Addr, time.Now().Format(time.RFC3339Nano))
 	p, offset, err := harness.Start(cmd, h.logPath, banner)
 	if err != nil {
@@ -236,6 +263,18 @@ func (h *Host) launch() error {
 	}
 	h.running = p
 	return nil
+}
+
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // waitBanner connects to addr and waits for an SSH protocol banner.

@@ -93,5 +93,10 @@ var sweepOnce sync.Once
 // test processes that died without running their cleanups, for example
 // after a test timeout.
 func sweepStale() {
-	harness.Sweep(dirPrefix, func(dir string) error { return killHost(dir, 5*time.Second) })
+	harness.Sweep(dirPrefix, func(dir string) error {
+		if err := killHost(dir, 5*time.Second); err != nil {
+			return err
+		}
+		return removeCgroup(dir)
+	})
 }
