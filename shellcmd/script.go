@@ -206,7 +206,7 @@ func Render(op *Op, p Params) Fragment {
 		b.WriteString("h_cmd() { exec $h_setsid " + strings.Join(quoted, " ") + "; }\n")
 	}
 	b.WriteString(op.definitions())
-	return Fragment{Op: op, Defs: b.String(), Main: "h_setup\nh_op_" + op.Name + "\n"}
+	return Fragment{Op: op, Defs: b.String(), Main: op.main()}
 }
 
 // Script is the whole host command: prelude, definitions, the facts probe
