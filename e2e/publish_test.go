@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 
 	"github.com/hoistdev/hoist/e2e/registry"
 	"github.com/hoistdev/hoist/store"

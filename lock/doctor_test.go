@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -38,7 +36,7 @@ func TestDoctorReportsWhatStopsOtherCommands(t *testing.T) {
 	if err := os.Chmod(store, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	l := lock.New(remote.New(&transport.Local{}), shellcmd.Root{Path: root})
+	l := lock.New(&transport.Local{}, lock.Root{Path: root})
 	if _, err := l.Status(context.Background()); err == nil {
 		t.Fatal("status of a store writable by others did not fail")
 	}
@@ -69,7 +67,7 @@ func TestDoctorReportsWhatStopsOtherCommands(t *testing.T) {
 func TestDoctorReadsTheLock(t *testing.T) {
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "root")
-	l := lock.New(remote.New(&transport.Local{}), shellcmd.Root{Path: root})
+	l := lock.New(&transport.Local{}, lock.Root{Path: root})
 	up := l.Doctor(ctx)
 	if c := checkOf(t, up, "lock"); c.Value != "nostore" || up.Lock == nil || up.Lock.Store {
 		t.Errorf("lock on a missing store: %+v %+v", c, up.Lock)

@@ -1,10 +1,12 @@
 package lock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -15,17 +17,20 @@ import (
 	"github.com/hoistdev/hoist/transport"
 )
 
-// Lock is the store lock of one host.
+// Lock is the store lock of one host. Set its fields before its first
+// command; a Lock runs one command at a time.
 type Lock struct {
 	host *remote.Host
-	root shellcmd.Root
-	// Stale is the age after which a lock whose record names no lease may
-	// be stolen; zero means shellcmd.DefaultStale (20 minutes).
-	Stale time.Duration
+	root Root
+	// AssumedLease is the lease assumed for a record that names none (an
+	// earlier version's, or one that does not parse): such a lock may be
+	// stolen once it was not renewed for this long. Zero means
+	// DefaultLease.
+	AssumedLease time.Duration
 	// Lease is the lease the locks this client takes carry: a lock whose
 	// holder did not renew it for this long may be taken. Commands that
 	// work under the lock renew it on the host every quarter lease. Zero
-	// means shellcmd.DefaultStale.
+	// means DefaultLease.
 	Lease time.Duration
 	// Hold, when set, is the token of a manual hold (Acquire) that Run and
 	// the store's commands work under instead of taking the lock: the host
@@ -34,27 +39,49 @@ type Lock struct {
 	Hold string
 	// Owner holds the client's part of the owner record: who, what, which
 	// version. Token, boot and time are filled in on the host.
-	Owner shellcmd.Record
+	Owner Record
+	// Logger, when set, receives a debug record of every host command
+	// (its operation, duration, round trips, exit status and verdict
+	// count) and of the facts the host reports.
+	Logger *slog.Logger
 	// Pause is for tests: every command on this lock stops at the protocol
 	// steps it names (see shellcmd.Pause).
 	Pause shellcmd.Pause
 	// Redial, when set, reaches the host again over a new connection: Run
 	// uses it to follow a run whose connection was lost (RunOptions.Reconnect
 	// overrides it). The caller closes what it opens.
-	Redial func(context.Context) (*remote.Host, error)
+	Redial func(context.Context) (transport.Transport, error)
 }
 
-// New returns the lock of the store under root on h. The owner record names
-// this process; set Owner.Command and Owner.Message to say what it does.
-func New(h *remote.Host, root shellcmd.Root) *Lock {
-	return &Lock{host: h, root: root, Owner: shellcmd.Record{PID: os.Getpid(), Who: whoAmI()}}
+// New returns the lock of the store under root on the host t reaches
+// (transport.Local for this machine, transport.DialSSH for a host). The
+// owner record names this process; set Owner.Command and Owner.Message to
+// say what it does.
+func New(t transport.Transport, root Root) *Lock {
+	return &Lock{host: remote.New(t), root: root, Owner: Record{PID: os.Getpid(), Who: whoAmI()}}
+}
+
+// on is a Lock like l on the host t reaches (a new connection to l's host).
+func (l *Lock) on(t transport.Transport) *Lock {
+	return &Lock{host: remote.New(t), root: l.root, AssumedLease: l.AssumedLease, Lease: l.Lease,
+		Owner: l.Owner, Logger: l.Logger}
 }
 
 // Root is the store root the lock guards.
-func (l *Lock) Root() shellcmd.Root { return l.root }
+func (l *Lock) Root() Root { return l.root }
 
-// Host is the host this lock lives on.
-func (l *Lock) Host() *remote.Host { return l.host }
+// Transport is how the lock reaches its host.
+func (l *Lock) Transport() transport.Transport { return l.host.Transport() }
+
+// Facts returns what the host told about itself in this connection's first
+// command, nil before that.
+func (l *Lock) Facts() *Facts { return factsFrom(l.host.Facts()) }
+
+// exec runs a call on the host, logged on l.Logger.
+func (l *Lock) exec(ctx context.Context, c remote.Call) (*remote.Reply, error) {
+	c.Logger = l.Logger
+	return l.host.Exec(ctx, c)
+}
 
 // Events report progress while a fragment runs. Every field is optional.
 type Events struct {
@@ -100,11 +127,11 @@ func (e *UnknownError) Unwrap() error { return e.Err }
 
 func (l *Lock) params(token string) shellcmd.Params {
 	return shellcmd.Params{
-		Root:   l.root,
+		Root:   shellcmd.Root(l.root),
 		Token:  token,
-		Record: l.Owner.Encode(),
-		Stale:  l.stale(),
-		Lease:  l.Lease,
+		Record: shellcmd.Record(l.Owner).Encode(),
+		Stale:  l.assumedLease(),
+		Lease:  cmp.Or(l.Lease, DefaultLease),
 		Pause:  l.Pause,
 	}
 }
@@ -121,16 +148,11 @@ func (l *Lock) working() shellcmd.Params {
 	return p
 }
 
-func (l *Lock) stale() time.Duration {
-	if l.Stale > 0 {
-		return l.Stale
-	}
-	return shellcmd.DefaultStale
-}
+func (l *Lock) assumedLease() time.Duration { return cmp.Or(l.AssumedLease, DefaultLease) }
 
 // Status reads the lock. It changes nothing on the host.
 func (l *Lock) Status(ctx context.Context) (State, error) {
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpStatus, l.params(""))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpStatus, l.params(""))})
 	if err != nil {
 		return State{}, err
 	}
@@ -146,7 +168,7 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	default:
 		return State{}, l.failure("status", r)
 	}
-	s.Host = l.host.Facts()
+	s.Host = l.Facts()
 	for _, d := range r.Verdicts {
 		if d.Verb == shellcmd.VerbDebris {
 			s.Debris = append(s.Debris, d.Path())
@@ -231,7 +253,7 @@ func (l *Lock) Refresh(ctx context.Context, token string) (time.Duration, error)
 	if !ValidToken(token) {
 		return 0, badToken(token)
 	}
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRefresh, l.params(token))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRefresh, l.params(token))})
 	if err != nil {
 		return 0, err
 	}
@@ -255,7 +277,7 @@ func (l *Lock) Release(ctx context.Context, token string) error {
 	if !ValidToken(token) {
 		return badToken(token)
 	}
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRelease, l.params(token))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRelease, l.params(token))})
 	if err != nil {
 		return err
 	}
@@ -287,7 +309,7 @@ func (l *Lock) Break(ctx context.Context, force bool, token string) (State, erro
 	}
 	p := l.params(token)
 	p.Force = force
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpBreak, p)})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpBreak, p)})
 	if err != nil {
 		return State{}, err
 	}
@@ -307,14 +329,9 @@ func (l *Lock) Break(ctx context.Context, force bool, token string) (State, erro
 	return State{}, l.failure("break", r)
 }
 
-// StateOf is the State of the holder h that a host command on this lock's
-// store named ([shellcmd.Verdict.Holder]), as [Lock.Status] reads it: for a
-// command that reads the lock along with other things (the doctor's).
-func (l *Lock) StateOf(h shellcmd.Holder) State { return l.state(h) }
-
 // state is the State of the holder a verdict names.
 func (l *Lock) state(h shellcmd.Holder) State {
-	return stateFrom(h, l.stale(), l.host.Facts())
+	return stateFrom(h, l.assumedLease(), l.Facts())
 }
 
 // progress turns the verdicts common to waiting fragments into events.

@@ -55,7 +55,8 @@ type Params struct {
 	Record string
 	// Wait bounds how long the host waits for the lock.
 	Wait time.Duration
-	// Stale is the age after which a lock may be stolen (the stale rule).
+	// Stale is the lease assumed for a record that names none
+	// (lock.Lock.AssumedLease).
 	Stale time.Duration
 	// Try makes Acquire one attempt that never creates the store.
 	Try bool
@@ -138,24 +139,21 @@ const (
 	RunsDir  = "runs"        // <root>/runs/<token>: scratch of waiting and running commands
 )
 
-// DefaultStale is the lease a lock carries unless told otherwise, and the
-// stale rule for a lock whose record names no lease: a lock whose record was
-// not renewed for this long may be stolen.
-const DefaultStale = 20 * time.Minute
+// The wire's defaults, for a field of Params left zero. Package lock, which
+// always sets them, has the defaults users see: lock.DefaultLease,
+// lock.DefaultGrace, and package store's DefaultKeepRuns.
+const (
+	DefaultStale    = 20 * time.Minute
+	DefaultGrace    = 10 * time.Second
+	DefaultKeepRuns = 7 * 24 * time.Hour
+)
 
-// DefaultGrace is the time a stopped command gets between SIGTERM and SIGKILL.
-const DefaultGrace = 10 * time.Second
-
-// DefaultKeepRuns is how long gc keeps the record of a run.
-const DefaultKeepRuns = 7 * 24 * time.Hour
-
-// MinLease is the shortest lease a record may carry; a record with a shorter
-// one (or none) falls under DefaultStale.
-const MinLease = 2 * time.Second
-
-// MaxLease is the longest lease a record carries (about 115 days; h_parse
-// reads seven digits at most).
-const MaxLease = 9999999 * time.Second
+// minLease and maxLease bound the lease a record carries (lock.MinLease and
+// lock.MaxLease); h_parse reads seven digits at most.
+const (
+	minLease = 2 * time.Second
+	maxLease = 9999999 * time.Second
+)
 
 // Fragment is one operation's part of a host command: the shell functions it
 // carries (Defs) and the lines that run it (Main). Package remote puts the

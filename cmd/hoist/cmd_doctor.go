@@ -13,8 +13,6 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -78,7 +76,7 @@ type (
 // doctorHost checks one target: it resolves it, says how it will be
 // reached, connects, and runs the checks. A target that cannot be resolved
 // or reached is reported all the same, with what failed.
-func (a *app) doctorHost(ctx context.Context, target string, root shellcmd.Root) result {
+func (a *app) doctorHost(ctx context.Context, target string, root lock.Root) result {
 	if target == transport.LocalTarget {
 		tg := localTarget()
 		r := a.doctor(ctx, a.doctorLock(&transport.Local{}, root), tg, targetCheck(target, tg))
@@ -108,10 +106,10 @@ func (a *app) doctorHost(ctx context.Context, target string, root shellcmd.Root)
 }
 
 // doctorLock is the store's lock on t, to read: the doctor takes none.
-func (a *app) doctorLock(t transport.Transport, root shellcmd.Root) *lock.Lock {
-	h := remote.New(t)
-	h.Logger = a.hostLogger()
-	return lock.New(h, root)
+func (a *app) doctorLock(t transport.Transport, root lock.Root) *lock.Lock {
+	l := lock.New(t, root)
+	l.Logger = a.hostLogger()
+	return l
 }
 
 // doctor runs the checks on a connected host (the library's, Lock.Doctor),
