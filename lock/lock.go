@@ -44,9 +44,12 @@ type Lock struct {
 	// (its operation, duration, round trips, exit status and verdict
 	// count) and of the facts the host reports.
 	Logger *slog.Logger
-	// Pause is for tests: every command on this lock stops at the protocol
-	// steps it names (see shellcmd.Pause).
-	Pause shellcmd.Pause
+	// pause stops every command on this lock at the protocol steps it
+	// names: a test's (export_test.go).
+	pause struct {
+		dir string
+		at  []string
+	}
 	// Redial, when set, reaches the host again over a new connection: Run
 	// uses it to follow a run whose connection was lost (RunOptions.Reconnect
 	// overrides it). The caller closes what it opens.
@@ -126,14 +129,15 @@ func (e *UnknownError) Error() string {
 func (e *UnknownError) Unwrap() error { return e.Err }
 
 func (l *Lock) params(token string) shellcmd.Params {
-	return shellcmd.Params{
+	p := shellcmd.Params{
 		Root:   shellcmd.Root(l.root),
 		Token:  token,
 		Record: shellcmd.Record(l.Owner).Encode(),
 		Stale:  l.assumedLease(),
 		Lease:  cmp.Or(l.Lease, DefaultLease),
-		Pause:  l.Pause,
 	}
+	p.Pause.Dir, p.Pause.At = l.pause.dir, l.pause.at
+	return p
 }
 
 // working is the params of a command that works under the lock: with a new

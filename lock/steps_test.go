@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -85,7 +84,7 @@ func (e *stepEnv) lock(pause ...string) *lock.Lock {
 	l := lock.New(e.dial(), lock.Root{Path: e.root})
 	l.Owner.Command = e.t.Name()
 	if len(pause) > 0 {
-		l.Pause = shellcmd.Pause{Dir: e.t.TempDir(), At: pause}
+		lock.SetPause(l, e.t.TempDir(), pause...)
 	}
 	return l
 }
@@ -135,7 +134,7 @@ func (e *stepEnv) stopped(l *lock.Lock, step string, fn func() error) (goOn func
 	e.t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
-	at := filepath.Join(l.Pause.Dir, step+".at")
+	at := filepath.Join(lock.PauseDir(l), step+".at")
 	end := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(at); err == nil {
@@ -152,7 +151,7 @@ func (e *stepEnv) stopped(l *lock.Lock, step string, fn func() error) (goOn func
 		time.Sleep(10 * time.Millisecond)
 	}
 	return func() error {
-		if err := os.WriteFile(filepath.Join(l.Pause.Dir, step+".go"), nil, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(lock.PauseDir(l), step+".go"), nil, 0o600); err != nil {
 			e.t.Fatal(err)
 		}
 		select {
@@ -424,7 +423,7 @@ var stepTests = []struct {
 	{"stage.entered", func(e *stepEnv) {
 		art := e.bigArtifact(8 << 20)
 		a := lock.New(failingUpload{e.dial()}, lock.Root{Path: e.root})
-		a.Pause = shellcmd.Pause{Dir: e.t.TempDir(), At: []string{"stage.entered"}}
+		lock.SetPause(a, e.t.TempDir(), "stage.entered")
 		goOn := e.stopped(a, "stage.entered", func() error {
 			_, err := store.New(a).Push(e.ctx(), art, store.PushOptions{})
 			return err

@@ -171,12 +171,12 @@ func (r Record) SamePIDNS(f *Facts) (same, known bool) {
 	return r.PIDNS == f.PIDNS, true
 }
 
-// ParseClient reads the client's part of a record ([Record.Encode]) with
+// parseClient reads the client's part of a record ([Record.Encode]) with
 // its fields separated by sep, as the store's history keeps it. A field
 // that does not decode stays empty. Values are encoded without sep (","),
 // but an earlier version left commas as they were: a piece that does not
 // start a client field continues the one before it.
-func ParseClient(s, sep string) Record {
+func parseClient(s, sep string) Record {
 	var r Record
 	var fields []string
 	for _, f := range strings.Split(s, sep) {
@@ -243,9 +243,9 @@ func RunInfo(who string, argv []string) string {
 	return "who=" + pct(cut(who)) + " cmd=" + pct(cut(shellescape.QuoteCommand(argv)))
 }
 
-// Unpct decodes a value RunInfo or Record.Encode encoded; a value that does
+// unpct decodes a value RunInfo or Record.Encode encoded; a value that does
 // not decode is returned as it is.
-func Unpct(s string) string {
+func unpct(s string) string {
 	if d, err := url.PathUnescape(s); err == nil {
 		return d
 	}

@@ -120,16 +120,20 @@ type Params struct {
 	Keep     int  // GC keeps this many newest runtimes beyond the protected ones
 	DryRun   bool // GC says its plan and changes nothing
 
-	// Pause is for tests only: the command stops at each step named in
-	// Pause.At (docs/protocol.md) until the test lets it go.
-	Pause Pause
+	// A test's pauses: no part of the API, hence embedded unexported.
+	testHooks
 }
 
-// Pause stops a command at named protocol steps: at step S it creates
-// Dir/S.at and waits until Dir/S.go exists.
-type Pause struct {
-	Dir string
-	At  []string
+// testHooks are the fields of Params that only tests set: package lock's
+// step tests, through lock's test hook (lock/export_test.go), by their
+// promoted names (Params.Pause.Dir, Params.Pause.At).
+type testHooks struct {
+	// Pause stops the command at each step named in At (docs/protocol.md):
+	// at step S it creates Dir/S.at and waits until Dir/S.go exists.
+	Pause struct {
+		Dir string
+		At  []string
+	}
 }
 
 // The store layout under a root. Package store documents the whole layout.
