@@ -90,7 +90,8 @@ func (l *Lock) exec(ctx context.Context, c remote.Call) (*remote.Reply, error) {
 type Events struct {
 	// Waiting is called once for each holder the host waits behind.
 	Waiting func(State)
-	// Stole is called when the host took a stale or previous-boot lock; the
+	// Stole is called when the host took a lock a rule let it take (a
+	// stale lease, an exited holder, a previous boot: State.Why); the
 	// State describes the lock that was taken.
 	Stole func(State)
 	// Acquired is called with the token once the host holds the lock.
@@ -192,7 +193,7 @@ func (l *Lock) Acquire(ctx context.Context, wait time.Duration, ev Events) (*Hel
 	return l.acquire(ctx, p, ev)
 }
 
-// TryAcquire makes one attempt, stealing a stale or previous-boot lock, and
+// TryAcquire makes one attempt, stealing a lock a rule lets it take, and
 // never waits. It returns ErrNoStore, without creating anything, when the
 // store does not exist, and a *BusyError when the lock is held.
 func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
@@ -304,9 +305,10 @@ func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 // is missing or unreadable (h_op_break compares it with the record's).
 const noRecord = "-"
 
-// Break removes the lock if a rule makes it stealable (stale or previous
-// boot) or, with force, if its token is token ("-" names a lock without a
-// readable record). It returns the State of the lock it removed.
+// Break removes the lock if a rule makes it stealable (a stale lease, an
+// exited holder, a previous boot) or, with force, if its token is token
+// ("-" names a lock without a readable record). It returns the State of the
+// lock it removed; ErrNotStealable when no rule applies.
 func (l *Lock) Break(ctx context.Context, force bool, token string) (State, error) {
 	if force && token != noRecord && !ValidToken(token) {
 		return State{}, badToken(token)

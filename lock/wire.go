@@ -33,19 +33,19 @@ func (w Wire) Params() shellcmd.Params { return w.l.working() }
 // the host, works under it and has the host release it (package store's
 // promote, activate, pin, gc) reports the waiting events like
 // [Lock.Acquire], and a closed stop makes the host stop waiting. The
-// reply's verdicts are the caller's to read; [Wire.Err] reads the lock's.
+// reply's verdicts are the caller's to read; [Wire.ReplyError] reads the lock's.
 func (w Wire) Exec(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
 	return w.l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, nil)
 }
 
-// Err reads the lock's part of a reply: a *BusyError, ErrAbandoned,
+// ReplyError reads the lock's part of a reply: a *BusyError, ErrAbandoned,
 // ErrNoStore, a *LostError (fencing found the lock taken over, or the
 // release did), a *NotHolderError (under a manual hold whose token the
 // store's lock did not have when the command began), a *HostError, or nil
 // when the reply holds none of them. A reply without any verdict is an
 // error too, and one that took the lock without saying it released it is
 // an unknown outcome.
-func (w Wire) Err(r *remote.Reply, op string) error { return w.l.replyErr(r, op) }
+func (w Wire) ReplyError(r *remote.Reply, op string) error { return w.l.replyErr(r, op) }
 
 // waiting runs a fragment that may wait for the lock on the host, with this
 // client's control channel on its stdin: a closed stop sends "stop", and
@@ -104,7 +104,7 @@ func (l *Lock) lostUnder(h shellcmd.Holder, mine string, acquired bool) error {
 	return &NotHolderError{Token: l.Hold, Holder: e.Holder}
 }
 
-// replyErr is [Wire.Err].
+// replyErr is [Wire.ReplyError].
 func (l *Lock) replyErr(r *remote.Reply, op string) error {
 	acquired, released, mine := false, false, l.Hold
 	for _, v := range r.Verdicts {

@@ -124,7 +124,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		rtt <- 0
 	}
 	p.Window = transport.Window
-	p.Want = a.shareable()
+	p.Want = a.reusable()
 	res := &PushResult{ID: a.ID()}
 	// The upload's first stream opens while the first command runs, once
 	// that command has its session (a host that allows one session at a
@@ -275,7 +275,7 @@ func (s *Store) ping() time.Duration {
 // staged is what the first command of a push found: the files the host
 // copied into the stage's pool, and a cut upload to resume.
 type staged struct {
-	pool    map[string]string // PoolName to the host's copy, under pool/
+	pool    map[string]string // ReuseName to the host's copy, under pool/
 	offset  int64             // the upload goes on from here (RESUME)
 	prefix  string            // the SHA-256 of the stage's archive before offset
 	streams int

@@ -126,7 +126,7 @@ func (a *app) lockBreakCommand() *cobra.Command {
 	var o breakOptions
 	c := &cobra.Command{
 		Use:   "break [--force --token TOKEN]",
-		Short: "remove a stale or previous-boot lock; with --force, the lock of TOKEN",
+		Short: "remove a lock a rule frees (stale, holder exited, previous boot); with --force, the lock of TOKEN",
 		Long: `break removes the store lock of each host if a rule lets anyone take it: it
 is stale (not renewed for more than its lease), its holder process has exited
 with everything it started, or it was recorded on a previous boot. With

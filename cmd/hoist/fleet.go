@@ -195,7 +195,7 @@ func (a *app) report(r result) {
 		if sig == nil {
 			sig = a.caught()
 		}
-		code := exitStatus(verdict{signal: sig, hosts: []outcome{r.outcome}})
+		code := exitStatus(exitInputs{signal: sig, hosts: []outcome{r.outcome}})
 		obj := r.json
 		if obj == nil {
 			obj = &output.Result{}
