@@ -24,6 +24,9 @@ func TestLeaseBoundsAreTheRecordsOwn(t *testing.T) {
 			t.Errorf("a record with a lease of %s reads as %s (ok %v); want it kept: %v", tc.lease, r.Lease, ok, tc.kept)
 		}
 	}
+	if MaxField != shellcmd.MaxField {
+		t.Errorf("MaxField %d, the wire's %d", MaxField, shellcmd.MaxField)
+	}
 	if DefaultLease != shellcmd.DefaultStale || DefaultGrace != shellcmd.DefaultGrace {
 		t.Errorf("DefaultLease %s, DefaultGrace %s; the wire's %s and %s", DefaultLease, DefaultGrace, shellcmd.DefaultStale, shellcmd.DefaultGrace)
 	}

@@ -39,7 +39,7 @@ type Record struct {
 
 // MaxField bounds each value the client puts in a record (Who, Version,
 // Command, Message): longer ones are cut, at a character boundary.
-const MaxField = shellcmd.MaxField
+const MaxField = 512
 
 // lease is the lease the host applies to r: its own, or assumed when it
 // names none.

@@ -418,7 +418,7 @@ func (s *Store) stagePath(token string) (string, error) {
 		}
 		dir = path.Join(f.Home, root.Path)
 	}
-	return path.Join(dir, shellcmd.StoreDir, StagePrefix+token, "artifact.tar"), nil
+	return path.Join(dir, shellcmd.StoreDir, stagePrefix+token, "artifact.tar"), nil
 }
 
 func (s *Store) dropStage(ctx context.Context, p shellcmd.Params, res *PushResult) {
