@@ -18,7 +18,7 @@ import (
 )
 
 // Lock is the store lock of one host. Set its fields before its first
-// command; a Lock runs one command at a time.
+// command.
 type Lock struct {
 	host *remote.Host
 	root Root
