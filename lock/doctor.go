@@ -57,7 +57,10 @@ type Checkup struct {
 func (l *Lock) Doctor(ctx context.Context) Checkup {
 	var up Checkup
 	up.Checks = append(up.Checks, timeChecks(ctx, l.host.Transport())...)
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpDoctor, l.params(""))})
+	// The doctor takes no lock and writes no record: it needs the root and
+	// the lease to judge a lock by, nothing else.
+	p := shellcmd.Params{Root: shellcmd.Root(l.root), Stale: l.assumedLease()}
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpDoctor, p)})
 	var debris []Check
 	done := false
 	if r != nil {

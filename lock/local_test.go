@@ -33,7 +33,9 @@ func TestLoggerRecordsEveryHostCommand(t *testing.T) {
 	if _, err := l.Runs(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`msg="host facts" host=local`, `msg="host command" op=status host=local`, `msg="host command" op=runs host=local`} {
+	l.Doctor(context.Background())
+	for _, want := range []string{`msg="host facts" host=local`, `msg="host command" op=status host=local`,
+		`msg="host command" op=runs host=local`, `msg="host command" op=doctor host=local`} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the log lacks %q:\n%s", want, buf.String())
 		}
