@@ -72,7 +72,7 @@ func BenchmarkHandoff(b *testing.B) {
 func BenchmarkRunUncontended(b *testing.B) {
 	h := sshd.Start(b, sshd.Options{})
 	l := newLock(b, h, filepath.Join(h.Dir, "store"))
-	ssh, ok := l.Host().Transport().(*transport.SSH)
+	ssh, ok := l.Transport().(*transport.SSH)
 	if !ok {
 		b.Fatal("not an SSH transport")
 	}
@@ -120,7 +120,7 @@ func BenchmarkStatus(b *testing.B) {
 // command (a session, sshd's fork, the login shell).
 func bareExec(b *testing.B, l *lock.Lock) time.Duration {
 	start := time.Now()
-	if st, err := l.Host().Transport().Run(ctxT(b), transport.Request{Command: "true"}); err != nil || st != 0 {
+	if st, err := l.Transport().Run(ctxT(b), transport.Request{Command: "true"}); err != nil || st != 0 {
 		b.Fatalf("exec true: %d %v", st, err)
 	}
 	return time.Since(start)

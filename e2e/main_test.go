@@ -14,8 +14,6 @@ import (
 
 	"github.com/hoistdev/hoist/e2e/sshd"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -62,7 +60,7 @@ func sshConfigVia(t testing.TB, h *sshd.Host, addr string) transport.SSHConfig {
 
 // storeOn is the store under root, over tr.
 func storeOn(tr transport.Transport, root string) *store.Store {
-	return store.New(lock.New(remote.New(tr), shellcmd.Root{Path: root}))
+	return store.New(lock.New(tr, lock.Root{Path: root}))
 }
 
 func dial(t testing.TB, cfg transport.SSHConfig) transport.Transport {
@@ -79,11 +77,11 @@ func dial(t testing.TB, cfg transport.SSHConfig) transport.Transport {
 
 // newLock is a library client of the store under root on h.
 func newLock(t testing.TB, h *sshd.Host, root string) *lock.Lock {
-	r, err := shellcmd.ParseRoot(root)
+	r, err := lock.ParseRoot(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lock.New(remote.New(dial(t, sshConfig(h))), r)
+	return lock.New(dial(t, sshConfig(h)), r)
 }
 
 func ctxT(t testing.TB) context.Context {

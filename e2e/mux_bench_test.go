@@ -18,8 +18,6 @@ import (
 
 	"github.com/hoistdev/hoist/e2e/sshd"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -127,7 +125,7 @@ func BenchmarkMuxSession(b *testing.B) {
 	}
 	defer kept.Close()
 	plain := dial(b, sshConfigVia(b, h, p.Addr))
-	status := lock.New(remote.New(kept), shellcmd.Root{Path: filepath.Join(h.Dir, "store")})
+	status := lock.New(kept, lock.Root{Path: filepath.Join(h.Dir, "store")})
 
 	sshPath := filepath.Join(rig.dir, "ssh")
 	viaSSHMaster := slices.Clip(append(sshArgs(h, known, port), "-S", sshPath))

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 
 	"github.com/hoistdev/hoist/e2e/registry"
 	"github.com/hoistdev/hoist/store"
@@ -115,7 +116,7 @@ func uploadSessions(reqs []registry.Request) (mounts, others int) {
 
 // readBack fetches what a host fetches of a published runtime, with the
 // harness's own client: the pack and each file blob, into a stage's pool
-// once per mode (pool/<PoolName>); then unpacks the pack beside it with
+// once per mode (pool/<ReuseName>); then unpacks the pack beside it with
 // tar as a host does, and returns the tree.
 func readBack(t *testing.T, r *registry.Registry, pub *store.Published) string {
 	t.Helper()
@@ -128,11 +129,11 @@ func readBack(t *testing.T, r *registry.Registry, pub *store.Published) string {
 		var sum [32]byte
 		hex.Decode(sum[:], []byte(strings.TrimPrefix(f.Digest, "sha256:")))
 		for _, m := range f.Modes {
-			p := filepath.Join(stage, store.PoolDir, store.PoolName(sum, m))
+			p := filepath.Join(stage, store.PoolDir, store.ReuseName(sum, m))
 			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command("chmod", strings.TrimPrefix(store.PoolName(sum, m), hex.EncodeToString(sum[:])+"-"), p).CombinedOutput(); err != nil {
+			if out, err := exec.Command("chmod", strings.TrimPrefix(store.ReuseName(sum, m), hex.EncodeToString(sum[:])+"-"), p).CombinedOutput(); err != nil {
 				t.Fatalf("chmod: %v %s", err, out)
 			}
 		}

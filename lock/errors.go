@@ -17,7 +17,7 @@ var (
 	// ErrNotHeld: there is no lock to release or break.
 	ErrNotHeld = errors.New("the store lock is not held")
 	// ErrNotStealable: Break without force found a lock no rule lets anyone take.
-	ErrNotStealable = errors.New("the lock is held and neither stale nor from a previous boot")
+	ErrNotStealable = errors.New("the lock is held and no rule lets anyone take it (not stale, holder not exited, not from a previous boot)")
 	// ErrNotOwner: Break with force found a lock with another token.
 	ErrNotOwner = errors.New("the lock has another token")
 	// ErrNotHolder: a command under a manual hold found, before it did

@@ -1,10 +1,12 @@
 package lock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -15,17 +17,20 @@ import (
 	"github.com/hoistdev/hoist/transport"
 )
 
-// Lock is the store lock of one host.
+// Lock is the store lock of one host. Set its fields before its first
+// command.
 type Lock struct {
 	host *remote.Host
-	root shellcmd.Root
-	// Stale is the age after which a lock whose record names no lease may
-	// be stolen; zero means shellcmd.DefaultStale (20 minutes).
-	Stale time.Duration
+	root Root
+	// AssumedLease is the lease assumed for a record that names none (an
+	// earlier version's, or one that does not parse): such a lock may be
+	// stolen once it was not renewed for this long. Zero means
+	// DefaultLease.
+	AssumedLease time.Duration
 	// Lease is the lease the locks this client takes carry: a lock whose
 	// holder did not renew it for this long may be taken. Commands that
 	// work under the lock renew it on the host every quarter lease. Zero
-	// means shellcmd.DefaultStale.
+	// means DefaultLease.
 	Lease time.Duration
 	// Hold, when set, is the token of a manual hold (Acquire) that Run and
 	// the store's commands work under instead of taking the lock: the host
@@ -34,33 +39,59 @@ type Lock struct {
 	Hold string
 	// Owner holds the client's part of the owner record: who, what, which
 	// version. Token, boot and time are filled in on the host.
-	Owner shellcmd.Record
-	// Pause is for tests: every command on this lock stops at the protocol
-	// steps it names (see shellcmd.Pause).
-	Pause shellcmd.Pause
+	Owner Record
+	// Logger, when set, receives a debug record of every host command
+	// (its operation, duration, round trips, exit status and verdict
+	// count) and of the facts the host reports.
+	Logger *slog.Logger
+	// pause stops every command on this lock at the protocol steps it
+	// names: a test's (export_test.go).
+	pause struct {
+		dir string
+		at  []string
+	}
 	// Redial, when set, reaches the host again over a new connection: Run
 	// uses it to follow a run whose connection was lost (RunOptions.Reconnect
 	// overrides it). The caller closes what it opens.
-	Redial func(context.Context) (*remote.Host, error)
+	Redial func(context.Context) (transport.Transport, error)
 }
 
-// New returns the lock of the store under root on h. The owner record names
-// this process; set Owner.Command and Owner.Message to say what it does.
-func New(h *remote.Host, root shellcmd.Root) *Lock {
-	return &Lock{host: h, root: root, Owner: shellcmd.Record{PID: os.Getpid(), Who: whoAmI()}}
+// New returns the lock of the store under root on the host t reaches
+// (transport.Local for this machine, transport.DialSSH for a host). The
+// owner record names this process; set Owner.Command and Owner.Message to
+// say what it does.
+func New(t transport.Transport, root Root) *Lock {
+	return &Lock{host: remote.New(t), root: root, Owner: Record{PID: os.Getpid(), Who: whoAmI()}}
+}
+
+// on is a Lock like l on the host t reaches (a new connection to l's host).
+func (l *Lock) on(t transport.Transport) *Lock {
+	return &Lock{host: remote.New(t), root: l.root, AssumedLease: l.AssumedLease, Lease: l.Lease,
+		Owner: l.Owner, Logger: l.Logger}
 }
 
 // Root is the store root the lock guards.
-func (l *Lock) Root() shellcmd.Root { return l.root }
+func (l *Lock) Root() Root { return l.root }
 
-// Host is the host this lock lives on.
-func (l *Lock) Host() *remote.Host { return l.host }
+// Transport is how the lock reaches its host.
+func (l *Lock) Transport() transport.Transport { return l.host.Transport() }
+
+// Facts returns what the host told about itself in this connection's first
+// command, nil before that.
+func (l *Lock) Facts() *Facts { return factsFrom(l.host.Facts()) }
+
+// exec runs a call on the host, logged on l.Logger.
+func (l *Lock) exec(ctx context.Context, c remote.Call) (*remote.Reply, error) {
+	c.Logger = l.Logger
+	return l.host.Exec(ctx, c)
+}
 
 // Events report progress while a fragment runs. Every field is optional.
 type Events struct {
 	// Waiting is called once for each holder the host waits behind.
 	Waiting func(State)
-	// Stole is called when the host took a stale or previous-boot lock; the
+	// Stole is called when the host took a lock a rule let it take (a
+	// stale lease, an exited holder, a previous boot: State.Why); the
 	// State describes the lock that was taken.
 	Stole func(State)
 	// Acquired is called with the token once the host holds the lock.
@@ -99,14 +130,15 @@ func (e *UnknownError) Error() string {
 func (e *UnknownError) Unwrap() error { return e.Err }
 
 func (l *Lock) params(token string) shellcmd.Params {
-	return shellcmd.Params{
-		Root:   l.root,
+	p := shellcmd.Params{
+		Root:   shellcmd.Root(l.root),
 		Token:  token,
-		Record: l.Owner.Encode(),
-		Stale:  l.stale(),
-		Lease:  l.Lease,
-		Pause:  l.Pause,
+		Record: shellcmd.Record(l.Owner).Encode(),
+		Stale:  l.assumedLease(),
+		Lease:  cmp.Or(l.Lease, DefaultLease),
 	}
+	p.Pause.Dir, p.Pause.At = l.pause.dir, l.pause.at
+	return p
 }
 
 // working is the params of a command that works under the lock: with a new
@@ -121,16 +153,11 @@ func (l *Lock) working() shellcmd.Params {
 	return p
 }
 
-func (l *Lock) stale() time.Duration {
-	if l.Stale > 0 {
-		return l.Stale
-	}
-	return shellcmd.DefaultStale
-}
+func (l *Lock) assumedLease() time.Duration { return cmp.Or(l.AssumedLease, DefaultLease) }
 
 // Status reads the lock. It changes nothing on the host.
 func (l *Lock) Status(ctx context.Context) (State, error) {
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpStatus, l.params(""))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpStatus, l.params(""))})
 	if err != nil {
 		return State{}, err
 	}
@@ -146,7 +173,7 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	default:
 		return State{}, l.failure("status", r)
 	}
-	s.Host = l.host.Facts()
+	s.Host = l.Facts()
 	for _, d := range r.Verdicts {
 		if d.Verb == shellcmd.VerbDebris {
 			s.Debris = append(s.Debris, d.Path())
@@ -166,7 +193,7 @@ func (l *Lock) Acquire(ctx context.Context, wait time.Duration, ev Events) (*Hel
 	return l.acquire(ctx, p, ev)
 }
 
-// TryAcquire makes one attempt, stealing a stale or previous-boot lock, and
+// TryAcquire makes one attempt, stealing a lock a rule lets it take, and
 // never waits. It returns ErrNoStore, without creating anything, when the
 // store does not exist, and a *BusyError when the lock is held.
 func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
@@ -231,7 +258,7 @@ func (l *Lock) Refresh(ctx context.Context, token string) (time.Duration, error)
 	if !ValidToken(token) {
 		return 0, badToken(token)
 	}
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRefresh, l.params(token))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRefresh, l.params(token))})
 	if err != nil {
 		return 0, err
 	}
@@ -255,7 +282,7 @@ func (l *Lock) Release(ctx context.Context, token string) error {
 	if !ValidToken(token) {
 		return badToken(token)
 	}
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRelease, l.params(token))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRelease, l.params(token))})
 	if err != nil {
 		return err
 	}
@@ -278,16 +305,17 @@ func (l *Lock) releaseVerdict(v shellcmd.Verdict, r *remote.Reply) error {
 // is missing or unreadable (h_op_break compares it with the record's).
 const noRecord = "-"
 
-// Break removes the lock if a rule makes it stealable (stale or previous
-// boot) or, with force, if its token is token ("-" names a lock without a
-// readable record). It returns the State of the lock it removed.
+// Break removes the lock if a rule makes it stealable (a stale lease, an
+// exited holder, a previous boot) or, with force, if its token is token
+// ("-" names a lock without a readable record). It returns the State of the
+// lock it removed; ErrNotStealable when no rule applies.
 func (l *Lock) Break(ctx context.Context, force bool, token string) (State, error) {
 	if force && token != noRecord && !ValidToken(token) {
 		return State{}, badToken(token)
 	}
 	p := l.params(token)
 	p.Force = force
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpBreak, p)})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpBreak, p)})
 	if err != nil {
 		return State{}, err
 	}
@@ -307,14 +335,9 @@ func (l *Lock) Break(ctx context.Context, force bool, token string) (State, erro
 	return State{}, l.failure("break", r)
 }
 
-// StateOf is the State of the holder h that a host command on this lock's
-// store named ([shellcmd.Verdict.Holder]), as [Lock.Status] reads it: for a
-// command that reads the lock along with other things (the doctor's).
-func (l *Lock) StateOf(h shellcmd.Holder) State { return l.state(h) }
-
 // state is the State of the holder a verdict names.
 func (l *Lock) state(h shellcmd.Holder) State {
-	return stateFrom(h, l.stale(), l.host.Facts())
+	return stateFrom(h, l.assumedLease(), l.Facts())
 }
 
 // progress turns the verdicts common to waiting fragments into events.

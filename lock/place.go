@@ -52,7 +52,7 @@ func (p Place) Unknown() string {
 // host's answer to a store it refuses (a path it distrusts), or a failed
 // command.
 func (l *Lock) Place(ctx context.Context) (p Place, ok bool, err error) {
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRoot, l.Params())})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRoot, l.working())})
 	if err != nil {
 		return p, false, err
 	}
@@ -62,7 +62,7 @@ func (l *Lock) Place(ctx context.Context) (p Place, ok bool, err error) {
 	}
 	at := v.Root()
 	p = Place{MountNS: at.MountNS, Dir: at.Dir, Rest: at.Rest}
-	if f := l.host.Facts(); f != nil {
+	if f := l.Facts(); f != nil {
 		p.Machine, p.BootID, p.PIDNS, p.UID = f.Machine, f.BootID, f.PIDNS, f.UID
 	}
 	return p, p.Unknown() == "", nil

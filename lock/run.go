@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ type RunOptions struct {
 	// Wait bounds how long the host waits for the lock; zero makes one attempt.
 	Wait time.Duration
 	// Grace is how long the command has between SIGTERM and SIGKILL when
-	// it is stopped; zero means shellcmd.DefaultGrace.
+	// it is stopped; zero means DefaultGrace.
 	Grace time.Duration
 	// Stdout and Stderr receive the command's output, relayed live.
 	Stdout, Stderr io.Writer
@@ -31,7 +32,7 @@ type RunOptions struct {
 	// was lost: Run then follows the run's output from where it stopped
 	// and reports its real exit status (up to Reattach attempts, with
 	// backoff). Without it a lost contact is an unknown outcome.
-	Reconnect func(context.Context) (*remote.Host, error)
+	Reconnect func(context.Context) (transport.Transport, error)
 	// Reattach bounds the reconnection attempts; zero means 6 (15 seconds
 	// of backoff, plus each attempt's connection time).
 	Reattach int
@@ -91,7 +92,7 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	}
 	p := l.working()
 	p.Wait = opts.Wait
-	p.Grace = opts.Grace
+	p.Grace = cmp.Or(opts.Grace, DefaultGrace)
 	p.Argv = argv
 	p.RunInfo = shellcmd.RunInfo(l.Owner.Who, argv)
 	res := &RunResult{Token: p.Token, ID: p.Token}
@@ -195,7 +196,7 @@ func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter,
 		case <-t.C:
 		}
 		delay = min(2*delay, 4*time.Second)
-		h, err := opts.Reconnect(ctx)
+		tr, err := opts.Reconnect(ctx)
 		if err != nil {
 			cause = err
 			continue
@@ -204,8 +205,7 @@ func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter,
 		if opts.Reattached != nil {
 			opts.Reattached(i)
 		}
-		other := &Lock{host: h, root: l.root, Stale: l.Stale, Lease: l.Lease, Owner: l.Owner}
-		err = other.follow(ctx, res, out, errw, opts)
+		err = l.on(tr).follow(ctx, res, out, errw, opts)
 		switch {
 		case errors.Is(err, ErrNoRun) && !res.Started:
 			return fmt.Errorf("contact was lost before the command started, and the host did not start it (%v)", cause)

@@ -52,7 +52,7 @@ type LogOptions struct {
 
 // Runs lists the run records on the host, oldest first.
 func (l *Lock) Runs(ctx context.Context) ([]RunRecord, error) {
-	r, err := l.host.Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRuns, l.params(""))})
+	r, err := l.exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpRuns, l.params(""))})
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -342,7 +340,7 @@ func TestStageReplacedBeforeTheUpload(t *testing.T) {
 						planted = tree(t, stage)
 					}
 				}}
-				l := lock.New(remote.New(tr), shellcmd.Root{Path: e.root})
+				l := lock.New(tr, lock.Root{Path: e.root})
 				r, err := store.New(l).Push(e.ctx(), art, store.PushOptions{})
 				if c.swap == nil {
 					if err != nil || !r.Promoted {

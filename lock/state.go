@@ -18,7 +18,7 @@ type State struct {
 	Locked bool
 	// Record is the owner record; RecordOK is false when it is missing or
 	// does not parse, and Raw holds its first line as found.
-	Record   shellcmd.Record
+	Record   Record
 	RecordOK bool
 	Raw      string
 	// Age is the time since the lock's record last changed, by the host's
@@ -28,15 +28,16 @@ type State struct {
 	// Why is the rule that makes the lock stealable (or RuleForced, for a
 	// forced break), "" when none does.
 	Why Rule
-	// Stale is the stale period for a record that names no lease.
-	Stale time.Duration
-	// Lease is the lease the host applies: the record's, or Stale.
+	// AssumedLease is the lease assumed for a record that names none
+	// ([Lock.AssumedLease]).
+	AssumedLease time.Duration
+	// Lease is the lease the host applies: the record's, or AssumedLease.
 	Lease time.Duration
 	// Proc is what the host found about the holder process the record
 	// names (the exited rule), "" when the host did not look.
 	Proc HolderProc
 	// Host is the host's facts (its boot evidence), nil when unknown.
-	Host *shellcmd.Facts
+	Host *Facts
 	// Debris lists paths an earlier version left that nothing uses any
 	// more and that should be removed (status only).
 	Debris []string
@@ -105,15 +106,15 @@ func (s State) BootMatch() (match, known bool) {
 	if !s.RecordOK {
 		return false, false
 	}
-	return s.Record.SameBoot(s.Host)
+	return shellcmd.Record(s.Record).SameBoot(s.Host.wire())
 }
 
 // stateFrom is the State of the holder h a verdict names.
-func stateFrom(h shellcmd.Holder, stale time.Duration, facts *shellcmd.Facts) State {
-	s := State{Store: true, Locked: true, Stale: stale, Lease: stale, Host: facts,
-		Age: h.Age, AgeKnown: h.AgeKnown, Why: Rule(h.Why), Proc: HolderProc(h.Proc), Raw: h.Raw, Record: h.Record, RecordOK: h.RecordOK}
+func stateFrom(h shellcmd.Holder, assumed time.Duration, facts *Facts) State {
+	s := State{Store: true, Locked: true, AssumedLease: assumed, Lease: assumed, Host: facts,
+		Age: h.Age, AgeKnown: h.AgeKnown, Why: Rule(h.Why), Proc: HolderProc(h.Proc), Raw: h.Raw, Record: Record(h.Record), RecordOK: h.RecordOK}
 	if s.RecordOK {
-		s.Lease = s.Record.EffectiveLease(stale)
+		s.Lease = s.Record.lease(assumed)
 	}
 	return s
 }
@@ -167,7 +168,7 @@ func (s State) Reason() string {
 	case !s.AgeKnown:
 		return "held: its age cannot be read on the host, so only a reboot or a forced break frees it"
 	case !s.RecordOK:
-		return fmt.Sprintf("held: record missing or unreadable, so only age counts (stale after %s, untouched for %s)", s.Stale, s.Age)
+		return fmt.Sprintf("held: record missing or unreadable, so only age counts (stale after %s, untouched for %s)", s.AssumedLease, s.Age)
 	}
 	left, _ := s.ExpiresIn()
 	return fmt.Sprintf("held: lease %s; a waiter gets in when it is released, or in %s if it is not renewed", s.Lease, left)
@@ -190,7 +191,7 @@ func (s State) NSMatch() (match, known bool) {
 	if !s.RecordOK {
 		return false, false
 	}
-	return s.Record.SamePIDNS(s.Host)
+	return shellcmd.Record(s.Record).SamePIDNS(s.Host.wire())
 }
 
 // Process says, for people, what the host found about the holder process

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -83,10 +81,10 @@ func onStepShells(t *testing.T, test func(t *testing.T, e *stepEnv)) {
 }
 
 func (e *stepEnv) lock(pause ...string) *lock.Lock {
-	l := lock.New(remote.New(e.dial()), shellcmd.Root{Path: e.root})
+	l := lock.New(e.dial(), lock.Root{Path: e.root})
 	l.Owner.Command = e.t.Name()
 	if len(pause) > 0 {
-		l.Pause = shellcmd.Pause{Dir: e.t.TempDir(), At: pause}
+		lock.SetPause(l, e.t.TempDir(), pause...)
 	}
 	return l
 }
@@ -136,7 +134,7 @@ func (e *stepEnv) stopped(l *lock.Lock, step string, fn func() error) (goOn func
 	e.t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
-	at := filepath.Join(l.Pause.Dir, step+".at")
+	at := filepath.Join(lock.PauseDir(l), step+".at")
 	end := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(at); err == nil {
@@ -153,7 +151,7 @@ func (e *stepEnv) stopped(l *lock.Lock, step string, fn func() error) (goOn func
 		time.Sleep(10 * time.Millisecond)
 	}
 	return func() error {
-		if err := os.WriteFile(filepath.Join(l.Pause.Dir, step+".go"), nil, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(lock.PauseDir(l), step+".go"), nil, 0o600); err != nil {
 			e.t.Fatal(err)
 		}
 		select {
@@ -424,8 +422,8 @@ var stepTests = []struct {
 	// push leaves the stage the other took over alone.
 	{"stage.entered", func(e *stepEnv) {
 		art := e.bigArtifact(8 << 20)
-		a := lock.New(remote.New(failingUpload{e.dial()}), shellcmd.Root{Path: e.root})
-		a.Pause = shellcmd.Pause{Dir: e.t.TempDir(), At: []string{"stage.entered"}}
+		a := lock.New(failingUpload{e.dial()}, lock.Root{Path: e.root})
+		lock.SetPause(a, e.t.TempDir(), "stage.entered")
 		goOn := e.stopped(a, "stage.entered", func() error {
 			_, err := store.New(a).Push(e.ctx(), art, store.PushOptions{})
 			return err
@@ -466,7 +464,7 @@ func (e *stepEnv) takeOverWhileStopped(art *store.Artifact, goOn func() error, p
 	time.Sleep(6 * time.Second) // quiet long enough to be resumed
 	var stopped error
 	tr := uploadHook{Transport: e.dial(), before: func(string) { stopped = goOn() }}
-	l := lock.New(remote.New(tr), shellcmd.Root{Path: e.root})
+	l := lock.New(tr, lock.Root{Path: e.root})
 	rb, err := store.New(l).Push(e.ctx(), art, store.PushOptions{})
 	if err != nil || !rb.Promoted {
 		e.t.Fatalf("the push that took the stage over: %v %+v", err, rb)

@@ -25,11 +25,6 @@ type Host struct {
 	t     transport.Transport
 	mu    sync.Mutex
 	facts *shellcmd.Facts
-	// Logger, when set, receives a debug record of every host command:
-	// its operation, duration (and round trips, when the transport knows
-	// its round-trip time), exit status and verdict count, and of the
-	// facts a host reports.
-	Logger *slog.Logger
 }
 
 // New returns a Host over t.
@@ -67,6 +62,11 @@ type Call struct {
 	// Opened, when set, is called once the command has its session on the
 	// host, before the fragment is sent (transport.Request.Opened).
 	Opened func()
+	// Logger, when set, receives a debug record of the command: its
+	// operation, duration (and round trips, when the transport knows its
+	// round-trip time), exit status and verdict count, and of the facts
+	// the host reports.
+	Logger *slog.Logger
 }
 
 // Reply is what a fragment that ran to completion said.
@@ -121,7 +121,7 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 			in.loaded()
 			return
 		case shellcmd.VerbFacts:
-			h.cacheFacts(v)
+			h.cacheFacts(v, c.Logger)
 			return
 		}
 		reply.Verdicts = append(reply.Verdicts, v)
@@ -138,7 +138,7 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 	}
 	dm := newDemux(marker, stdout, onLine)
 	begin := time.Now()
-	defer func() { h.log(op, begin, reply, len(script)) }()
+	defer func() { h.log(c.Logger, op, begin, reply, len(script)) }()
 	status, err := h.t.Run(ctx, transport.Request{
 		Command: Loader,
 		Stdin:   in,
@@ -164,9 +164,9 @@ func (h *Host) Exec(ctx context.Context, c Call) (*Reply, error) {
 	return reply, nil
 }
 
-// log records one host command on h.Logger.
-func (h *Host) log(op *shellcmd.Op, begin time.Time, r *Reply, size int) {
-	if h.Logger == nil {
+// log records one host command on logger.
+func (h *Host) log(logger *slog.Logger, op *shellcmd.Op, begin time.Time, r *Reply, size int) {
+	if logger == nil {
 		return
 	}
 	took := time.Since(begin)
@@ -178,16 +178,16 @@ func (h *Host) log(op *shellcmd.Op, begin time.Time, r *Reply, size int) {
 	if rt, ok := h.t.(interface{ RTT() time.Duration }); ok && rt.RTT() > 0 {
 		attrs = append(attrs, "round_trips", fmt.Sprintf("%.1f", float64(took)/float64(rt.RTT())))
 	}
-	h.Logger.Debug("host command", attrs...)
+	logger.Debug("host command", attrs...)
 }
 
-func (h *Host) cacheFacts(v shellcmd.Verdict) {
+func (h *Host) cacheFacts(v shellcmd.Verdict, logger *slog.Logger) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	f := v.Facts()
 	h.facts = &f
-	if h.Logger != nil {
-		h.Logger.Debug("host facts", "host", h.Name(), "machine", f.Machine, "boot_id", f.BootID, "pidns", f.PIDNS,
+	if logger != nil {
+		logger.Debug("host facts", "host", h.Name(), "machine", f.Machine, "boot_id", f.BootID, "pidns", f.PIDNS,
 			"init", f.Init, "stat", f.Stat, "poll", f.Nap, "uid", f.UID, "home", f.Home)
 	}
 }

@@ -2,6 +2,11 @@
 // It does no I/O: every function returns text, and every value it places in
 // that text is quoted with [shellescape.Quote].
 //
+// It is hoist's wire layer, with package remote: what it exports is what
+// packages lock and store need to speak the protocol, and it makes no
+// compatibility promise. Programs use packages transport, lock and store,
+// whose types (lock.Root, lock.Record, ...) are the ones users see.
+//
 // A host command is one operation ([Op], listed in [Ops]) rendered with its
 // [Params] by [Render]: the shell functions the operation calls, found by
 // following calls from h_op_<name> through sh/*.sh, so that a command carries

@@ -46,7 +46,7 @@ func TestShHistoryKeepsEveryCharacter(t *testing.T) {
 // values of a history line; a piece that starts no field belongs to the one
 // before it, so such a line reads as it was meant.
 func TestParseClientReadsEarlierHistory(t *testing.T) {
-	got := ParseClient("pid=9,who=u%40h,ver=1,cmd=hoist%20-H%20web1,web2,web3%20rollback,msg=", ",")
+	got := parseClient("pid=9,who=u%40h,ver=1,cmd=hoist%20-H%20web1,web2,web3%20rollback,msg=", ",")
 	if got.Command != "hoist -H web1,web2,web3 rollback" || got.Who != "u@h" || got.Version != "1" || got.PID != 9 {
 		t.Fatalf("got %+v", got)
 	}

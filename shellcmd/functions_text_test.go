@@ -6,7 +6,7 @@ import (
 )
 
 // TestShPct: h_pct makes any name one field for the end of a verdict line:
-// spaces stay, "%" and the line breaks are percent-encoded, and Unpct gives
+// spaces stay, "%" and the line breaks are percent-encoded, and unpct gives
 // the name back, byte for byte. A name of the usual characters is printed
 // as it is.
 func TestShPct(t *testing.T) {
@@ -30,8 +30,8 @@ func TestShPct(t *testing.T) {
 				t.Errorf("%s: h_pct %q said %q, want %q", sh[0], c.name, r.said, "OUT ["+c.want+"]")
 				continue
 			}
-			if got := Unpct(strings.TrimSuffix(strings.TrimPrefix(r.said[0], "OUT ["), "]")); got != c.name {
-				t.Errorf("%s: Unpct(h_pct %q) = %q", sh[0], c.name, got)
+			if got := unpct(strings.TrimSuffix(strings.TrimPrefix(r.said[0], "OUT ["), "]")); got != c.name {
+				t.Errorf("%s: unpct(h_pct %q) = %q", sh[0], c.name, got)
 			}
 		}
 	})

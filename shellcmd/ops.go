@@ -15,6 +15,18 @@ type Op struct {
 	// Codes are the ERROR codes it may end with (each one row of
 	// [codes], with the package that reads it and its sentence).
 	Codes []Code
+	// NoSetup runs h_op_<Name> without h_setup first, which ends a command
+	// on a store that fails its path checks: for the doctor, which reports
+	// those checks instead of stopping on them.
+	NoSetup bool
+}
+
+// main is the lines that run op, after its definitions.
+func (op *Op) main() string {
+	if op.NoSetup {
+		return "h_op_" + op.Name + "\n"
+	}
+	return "h_setup\nh_op_" + op.Name + "\n"
 }
 
 // Allows reports whether op may say v (LOADED and FACTS belong to every
@@ -81,12 +93,11 @@ var (
 		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
 	// OpRoot is read-only: where the store's root is on the host.
 	OpRoot = &Op{Name: "root", Ends: []Verb{VerbRoot, VerbError}, Codes: setupCodes}
-	// OpDoctor is read-only; it runs without h_setup (its Main is
-	// h_op_doctor alone) and reports the path checks, whose ERROR it
-	// captures, as CHECK lines. ERROR is listed for h_setup, which every
-	// command carries.
+	// OpDoctor is read-only; it runs without h_setup (NoSetup) and
+	// reports the path checks, whose ERROR it captures, as CHECK lines.
+	// ERROR is listed for h_setup, which every command carries.
 	OpDoctor = &Op{Name: "doctor", Sends: []Verb{VerbCheck, VerbNoStore, VerbFree, VerbLock, VerbDebris, VerbError}, Ends: []Verb{VerbDoctor, VerbError},
-		Codes: join(setupCodes, []Code{CodeLockPath})}
+		Codes: join(setupCodes, []Code{CodeLockPath}), NoSetup: true}
 )
 
 // Ops lists every operation.

@@ -11,7 +11,8 @@ import (
 	"al.essio.dev/pkg/shellescape"
 )
 
-// Record is a lock's owner record. The host writes its first fields (token,
+// Record is a lock's owner record as the wire carries it (package lock's
+// Record is the same, as users see it). The host writes its first fields (token,
 // since, the boot evidence) when it creates the lock; the client supplies
 // the rest. It is one line:
 //
@@ -24,14 +25,14 @@ type Record struct {
 	Format int // 2, or 1 for an earlier version's record
 	Token  string
 	Since  time.Time
-	// The boot evidence of the previous-boot rule (shellcmd.Facts); "-"
-	// where the host could not read it.
+	// The boot evidence of the previous-boot rule ([Facts]); "-" where
+	// the host could not read it.
 	Machine, BootID, PIDNS, Init string
 	// Boot is an earlier version's boot identity (Format 1 only).
 	Boot string
 	// Lease is the holder's lease: the lock may be taken once its record
 	// was not renewed for this long. Zero when the record names none (then
-	// DefaultStale applies).
+	// the lease assumed for it applies, Params.Stale).
 	Lease time.Duration
 	// HolderPID and HolderStart name the host process that holds the lock
 	// (its pid and its start time in clock ticks after boot), HolderUID its
@@ -114,7 +115,7 @@ func ParseRecord(line string) (r Record, ok bool) {
 		case "init":
 			r.Init = v
 		case "lease":
-			if n, err := strconv.Atoi(v); err == nil && v[0] != '0' && n >= int(MinLease/time.Second) && n <= int(MaxLease/time.Second) {
+			if n, err := strconv.Atoi(v); err == nil && v[0] != '0' && n >= int(minLease/time.Second) && n <= int(maxLease/time.Second) {
 				r.Lease = time.Duration(n) * time.Second
 			}
 		case "hpid":
@@ -170,21 +171,12 @@ func (r Record) SamePIDNS(f *Facts) (same, known bool) {
 	return r.PIDNS == f.PIDNS, true
 }
 
-// EffectiveLease is the lease the host applies to this record: its own, or
-// stale when it names none.
-func (r Record) EffectiveLease(stale time.Duration) time.Duration {
-	if r.Lease > 0 {
-		return r.Lease
-	}
-	return stale
-}
-
-// ParseClient reads the client's part of a record ([Record.Encode]) with
+// parseClient reads the client's part of a record ([Record.Encode]) with
 // its fields separated by sep, as the store's history keeps it. A field
 // that does not decode stays empty. Values are encoded without sep (","),
 // but an earlier version left commas as they were: a piece that does not
 // start a client field continues the one before it.
-func ParseClient(s, sep string) Record {
+func parseClient(s, sep string) Record {
 	var r Record
 	var fields []string
 	for _, f := range strings.Split(s, sep) {
@@ -251,9 +243,9 @@ func RunInfo(who string, argv []string) string {
 	return "who=" + pct(cut(who)) + " cmd=" + pct(cut(shellescape.QuoteCommand(argv)))
 }
 
-// Unpct decodes a value RunInfo or Record.Encode encoded; a value that does
+// unpct decodes a value RunInfo or Record.Encode encoded; a value that does
 // not decode is returned as it is.
-func Unpct(s string) string {
+func unpct(s string) string {
 	if d, err := url.PathUnescape(s); err == nil {
 		return d
 	}

@@ -117,7 +117,7 @@ type RunLine struct {
 func (v Verdict) Run() RunLine {
 	v = v.of(VerbRun, VerbRunState)
 	r := RunLine{ID: v.get("id"), Start: epoch(v.get("start")), End: epoch(v.get("end")),
-		Who: Unpct(v.get("who")), Command: Unpct(v.get("cmd"))}
+		Who: unpct(v.get("who")), Command: unpct(v.get("cmd"))}
 	if n, err := strconv.Atoi(v.get("status")); err == nil {
 		r.Status, r.Exited = n, true
 	}
@@ -170,10 +170,10 @@ type HistoryLine struct {
 func (v Verdict) History() HistoryLine {
 	v = v.of(VerbHistory)
 	return HistoryLine{When: unix(v.get("when")), Action: v.get("action"), From: v.get("from"), To: v.get("to"),
-		Who: ParseClient(v.get("who"), ",")}
+		Who: parseClient(v.get("who"), ",")}
 }
 
-// Reused reads REUSED: a file of the runtime (its PoolName) that the host
+// Reused reads REUSED: a file of the runtime (its ReuseName) that the host
 // already had is reused: copied and verified in the stage's pool, at
 // pool/<path>.
 func (v Verdict) Reused() (name, path string) {
@@ -210,7 +210,7 @@ func (v Verdict) Activated() (id, previous string) {
 func (v Verdict) GCItem() (name, note string) {
 	switch v.Verb {
 	case VerbKeep:
-		return Unpct(v.get("name")), v.get("why")
+		return unpct(v.get("name")), v.get("why")
 	case VerbDelete:
 		return v.get("id"), v.get("state")
 	case VerbSweep:
@@ -279,7 +279,7 @@ type RootPlace struct{ MountNS, Dir, Rest string }
 // Root reads ROOT.
 func (v Verdict) Root() RootPlace {
 	v = v.of(VerbRoot)
-	return RootPlace{MountNS: v.get("mntns"), Dir: v.get("dir"), Rest: Unpct(v.get("rest"))}
+	return RootPlace{MountNS: v.get("mntns"), Dir: v.get("dir"), Rest: unpct(v.get("rest"))}
 }
 
 // Digest reads CORRUPT: the SHA-256 of the archive the host has.

@@ -57,7 +57,8 @@ type Params struct {
 	Record string
 	// Wait bounds how long the host waits for the lock.
 	Wait time.Duration
-	// Stale is the age after which a lock may be stolen (the stale rule).
+	// Stale is the lease assumed for a record that names none
+	// (lock.Lock.AssumedLease).
 	Stale time.Duration
 	// Try makes Acquire one attempt that never creates the store.
 	Try bool
@@ -111,7 +112,7 @@ type Params struct {
 	// Cut is where a stopped upload's bytes stop being whole: the next
 	// push resumes from there.
 	Cut int64
-	// Reuse lists, a line each, the PoolName ("<sha256>-<mode>") of files
+	// Reuse lists, a line each, the ReuseName ("<sha256>-<mode>") of files
 	// of the runtime the host may have in runtimes it holds
 	// (runtimes/.files/<id>): the delta, files the host reuses (copies into
 	// the stage, REUSED) instead of receiving them (sh/reuse.sh).
@@ -121,16 +122,20 @@ type Params struct {
 	Keep     int  // GC keeps this many newest runtimes beyond the protected ones
 	DryRun   bool // GC says its plan and changes nothing
 
-	// Pause is for tests only: the command stops at each step named in
-	// Pause.At (docs/protocol.md) until the test lets it go.
-	Pause Pause
+	// A test's pauses: no part of the API, hence embedded unexported.
+	testHooks
 }
 
-// Pause stops a command at named protocol steps: at step S it creates
-// Dir/S.at and waits until Dir/S.go exists.
-type Pause struct {
-	Dir string
-	At  []string
+// testHooks are the fields of Params that only tests set: package lock's
+// step tests, through lock's test hook (lock/export_test.go), by their
+// promoted names (Params.Pause.Dir, Params.Pause.At).
+type testHooks struct {
+	// Pause stops the command at each step named in At (docs/protocol.md):
+	// at step S it creates Dir/S.at and waits until Dir/S.go exists.
+	Pause struct {
+		Dir string
+		At  []string
+	}
 }
 
 // The store layout under a root. Package store documents the whole layout.
@@ -140,24 +145,21 @@ const (
 	RunsDir  = "runs"        // <root>/runs/<token>: scratch of waiting and running commands
 )
 
-// DefaultStale is the lease a lock carries unless told otherwise, and the
-// stale rule for a lock whose record names no lease: a lock whose record was
-// not renewed for this long may be stolen.
-const DefaultStale = 20 * time.Minute
+// The wire's defaults, for a field of Params left zero. Package lock, which
+// always sets them, has the defaults users see: lock.DefaultLease,
+// lock.DefaultGrace, and package store's DefaultKeepRuns.
+const (
+	DefaultStale    = 20 * time.Minute
+	DefaultGrace    = 10 * time.Second
+	DefaultKeepRuns = 7 * 24 * time.Hour
+)
 
-// DefaultGrace is the time a stopped command gets between SIGTERM and SIGKILL.
-const DefaultGrace = 10 * time.Second
-
-// DefaultKeepRuns is how long gc keeps the record of a run.
-const DefaultKeepRuns = 7 * 24 * time.Hour
-
-// MinLease is the shortest lease a record may carry; a record with a shorter
-// one (or none) falls under DefaultStale.
-const MinLease = 2 * time.Second
-
-// MaxLease is the longest lease a record carries (about 115 days; h_parse
-// reads seven digits at most).
-const MaxLease = 9999999 * time.Second
+// minLease and maxLease bound the lease a record carries (lock.MinLease and
+// lock.MaxLease); h_parse reads seven digits at most.
+const (
+	minLease = 2 * time.Second
+	maxLease = 9999999 * time.Second
+)
 
 // Fragment is one operation's part of a host command: the shell functions it
 // carries (Defs) and the lines that run it (Main). Package remote puts the
@@ -189,7 +191,7 @@ func Render(op *Op, p Params) Fragment {
 	for _, f := range fns {
 		b.WriteString(lib.body[f])
 	}
-	return Fragment{Op: op, Defs: b.String(), Main: "h_setup\nh_op_" + op.Name + "\n"}
+	return Fragment{Op: op, Defs: b.String(), Main: op.main()}
 }
 
 // param is one value the shell reads as hp_<name>.

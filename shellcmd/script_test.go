@@ -201,7 +201,7 @@ func TestOpsShipOnlyWhatTheyCall(t *testing.T) {
 			t.Errorf("status ships %s, which it never calls", f)
 		}
 	}
-	p := Params{Root: DefaultRoot, Token: "t"}
+	p := Params{Root: Root{Home: true, Path: ".hoist"}, Token: "t"}
 	small, big := len(Render(OpStatus, p).Defs), len(Render(OpGC, p).Defs)
 	t.Logf("status carries %d bytes of definitions, gc %d", small, big)
 	if small*2 > big {
@@ -230,7 +230,7 @@ func TestOpsShipOnlyWhatTheyCall(t *testing.T) {
 // operation read none.
 func TestFragmentsCarryWhatTheyRead(t *testing.T) {
 	assigned := regexp.MustCompile(`(?m)^hp_([a-z0-9_]+)=`)
-	p := Params{Root: DefaultRoot, Token: "t", Argv: []string{"true"}}
+	p := Params{Root: Root{Home: true, Path: ".hoist"}, Token: "t", Argv: []string{"true"}}
 	used := map[string]bool{}
 	for _, op := range Ops {
 		var reads []string
@@ -338,7 +338,7 @@ func TestShellFilesAreSmall(t *testing.T) {
 // TestScriptOrder: the operation's functions come before LOADED and the
 // probe, and the operation runs last.
 func TestScriptOrder(t *testing.T) {
-	s := Render(OpStatus, Params{Root: DefaultRoot}).Script("@m", nil)
+	s := Render(OpStatus, Params{Root: Root{Home: true, Path: ".hoist"}}).Script("@m", nil)
 	defs, loaded, probe, main := strings.Index(s, "h_op_status() {"), strings.Index(s, "h_say LOADED"),
 		strings.Index(s, "h_say FACTS"), strings.LastIndex(s, "h_op_status\n")
 	if !(defs >= 0 && defs < loaded && loaded < probe && probe < main) {

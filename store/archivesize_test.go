@@ -63,7 +63,7 @@ func TestArchiveSizeIsWhatIsSent(t *testing.T) {
 				someFile = e
 			}
 		}
-		for _, pool := range []map[string]string{nil, {PoolName(someFile.Sum, someFile.Mode): "x/" + someFile.Path}} {
+		for _, pool := range []map[string]string{nil, {ReuseName(someFile.Sum, someFile.Mode): "x/" + someFile.Path}} {
 			var sent bytes.Buffer
 			if err := a.writeTar(context.Background(), &sent, pool); err != nil {
 				t.Fatalf("%s: %v", what, err)

@@ -382,20 +382,22 @@ func specialBits(m fs.FileMode) fs.FileMode {
 	return s
 }
 
-// ShareMin is the smallest file a push looks for on the host by its
-// digest: a smaller one costs less to send than to find and copy.
-const ShareMin = 64 << 10
+// ReuseMin is the smallest file a push looks for on the host by its
+// digest, to reuse the host's copy instead of sending it: a smaller one
+// costs less to send than to find and copy.
+const ReuseMin = 64 << 10
 
-// shareable lists, one PoolName a line, the files a host may already have
-// in other runtimes.
-func (a *Artifact) shareable() string {
+// reusable lists, one ReuseName a line, the files a host may already have
+// in other runtimes: what a push's first command looks for (h_want), the
+// delta of docs/store.md.
+func (a *Artifact) reusable() string {
 	var b strings.Builder
 	seen := map[string]bool{}
 	for _, e := range a.Entries {
-		if !e.shared() {
+		if !e.reusable() {
 			continue
 		}
-		if n := PoolName(e.Sum, e.Mode); !seen[n] {
+		if n := ReuseName(e.Sum, e.Mode); !seen[n] {
 			seen[n] = true
 			b.WriteString(n + "\n")
 		}
@@ -403,10 +405,10 @@ func (a *Artifact) shareable() string {
 	return b.String()
 }
 
-// shared reports whether e is a file a host may hold already, and finds
-// by its digest: a file of ShareMin or more that is not a hard link to
+// reusable reports whether e is a file a host may hold already, and finds
+// by its digest: a file of ReuseMin or more that is not a hard link to
 // another of the artifact's. A publish stores each as a blob of its own.
-func (e Entry) shared() bool { return e.Type == 'f' && e.link == "" && e.Size >= ShareMin }
+func (e Entry) reusable() bool { return e.Type == 'f' && e.link == "" && e.Size >= ReuseMin }
 
 func hashFile(ctx context.Context, p string) (int64, [32]byte, error) {
 	var sum [32]byte

@@ -55,7 +55,7 @@ var sentinels = map[shellcmd.Code]error{
 // err reads the lock's and the store's errors in a reply (lock.Err), with
 // the store's codes standing for the store's errors.
 func (s *Store) err(r *remote.Reply, op string) error {
-	err := s.l.Err(r, op)
+	err := s.wire().ReplyError(r, op)
 	var he *HostError
 	if errors.As(err, &he) && he.Err == nil {
 		he.Err = sentinels[he.Code]

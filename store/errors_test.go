@@ -24,7 +24,7 @@ func TestHostErrorOfAnUnknownCode(t *testing.T) {
 // TestStoreCodesStandForTheirErrors: an ERROR of a store command is one
 // HostError, with its code's sentence and the error the code stands for.
 func TestStoreCodesStandForTheirErrors(t *testing.T) {
-	s := &Store{l: lock.New(nil, shellcmd.DefaultRoot)}
+	s := &Store{l: lock.New(nil, lock.DefaultRoot)}
 	for line, want := range map[string]struct {
 		err  error
 		text string
@@ -51,5 +51,13 @@ func TestStoreCodesStandForTheirErrors(t *testing.T) {
 		if err.Error() != want.text {
 			t.Errorf("%s:\n got %q\nwant %q", line, err.Error(), want.text)
 		}
+	}
+}
+
+// TestDefaultKeepRunsIsTheWires: the store's default for run records is the
+// one the wire falls back on.
+func TestDefaultKeepRunsIsTheWires(t *testing.T) {
+	if DefaultKeepRuns != shellcmd.DefaultKeepRuns {
+		t.Errorf("DefaultKeepRuns %s, the wire's %s", DefaultKeepRuns, shellcmd.DefaultKeepRuns)
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +39,9 @@ type GCResult struct {
 // aside and checked again first); and sweeps stages nothing has written to
 // for the stale period. With dryRun it only says what it would do.
 func (s *Store) GC(ctx context.Context, keep int, dryRun bool, ev lock.Events) (*GCResult, error) {
-	p := s.l.Params()
-	p.Keep, p.DryRun, p.KeepRuns = keep, dryRun, s.KeepRuns
-	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpGC, p), ev, nil)
+	p := s.wire().Params()
+	p.Keep, p.DryRun, p.KeepRuns = keep, dryRun, cmp.Or(s.KeepRuns, DefaultKeepRuns)
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpGC, p), ev, nil)
 	if err != nil {
 		return nil, err
 	}

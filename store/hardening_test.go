@@ -12,15 +12,13 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
 
 func localStore(t *testing.T) (*store.Store, string) {
 	root := filepath.Join(t.TempDir(), "root")
-	return store.New(lock.New(remote.New(&transport.Local{}), shellcmd.Root{Path: root})), root
+	return store.New(lock.New(&transport.Local{}, lock.Root{Path: root})), root
 }
 
 func artifact(t *testing.T, name, content string) *store.Artifact {

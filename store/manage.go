@@ -32,7 +32,7 @@ func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 
 // list is List, and whether the host has no store at all.
 func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
-	r, err := s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpList, s.l.Params())})
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpList, s.wire().Params()), lock.Events{}, nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -66,7 +66,7 @@ func (s *Store) Activate(ctx context.Context, id string, wait time.Duration, ev 
 	if !ValidName(id) {
 		return nil, fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
 	}
-	p := s.l.Params()
+	p := s.wire().Params()
 	p.ID, p.Wait = id, wait
 	return s.switchTo(ctx, shellcmd.Render(shellcmd.OpActivate, p), ev)
 }
@@ -84,13 +84,13 @@ func (s *Store) RollbackTo(ctx context.Context, id string, wait time.Duration, e
 	if id != "" && !ValidName(id) {
 		return nil, fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
 	}
-	p := s.l.Params()
+	p := s.wire().Params()
 	p.ID, p.Wait = id, wait
 	return s.switchTo(ctx, shellcmd.Render(shellcmd.OpRollback, p), ev)
 }
 
 func (s *Store) switchTo(ctx context.Context, fr shellcmd.Fragment, ev lock.Events) (*Switch, error) {
-	r, err := s.l.Under(ctx, fr, ev, nil)
+	r, err := s.wire().Exec(ctx, fr, ev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +123,9 @@ func (s *Store) Pin(ctx context.Context, id string, unpin bool, wait time.Durati
 	if !ValidName(id) {
 		return fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
 	}
-	p := s.l.Params()
+	p := s.wire().Params()
 	p.ID, p.Unpin, p.Wait = id, unpin, wait
-	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPin, p), ev, nil)
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPin, p), ev, nil)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -145,7 +143,7 @@ func (c *countingLocal) Run(ctx context.Context, req transport.Request) (int, er
 func TestByRefCostsOneCommandForAnID(t *testing.T) {
 	ctx := context.Background()
 	tr := &countingLocal{}
-	s := store.New(lock.New(remote.New(tr), shellcmd.Root{Path: filepath.Join(t.TempDir(), "root")}))
+	s := store.New(lock.New(tr, lock.Root{Path: filepath.Join(t.TempDir(), "root")}))
 	pin := func(id string) error { return s.Pin(ctx, id, false, time.Minute, lock.Events{}) }
 	if _, err := s.ByRef(ctx, "app", pin); !errors.Is(err, store.ErrNoStore) {
 		t.Fatalf("no store: want ErrNoStore, got %v", err)

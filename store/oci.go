@@ -14,7 +14,7 @@ import (
 
 // A runtime in an OCI registry (docs/store.md, "Publishing to a
 // registry"): an artifact manifest of type ArtifactType whose layers are
-// the pack (PackMediaType) and the runtime's files of ShareMin or more, one
+// the pack (PackMediaType) and the runtime's files of ReuseMin or more, one
 // blob each (FileMediaType), the blob's digest being the file's SHA-256.
 const (
 	ArtifactType  = "application/vnd.hoist.runtime.v1"

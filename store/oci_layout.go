@@ -46,13 +46,13 @@ func (l *ociLayout) Close() error { return os.RemoveAll(l.dir) }
 // blobs are all the blobs the manifest names, the config first.
 func (l *ociLayout) blobs() []ociBlob { return append([]ociBlob{l.config, l.pack}, l.files...) }
 
-// poolLinks is the pool a pack is written against: every shared file,
-// found under its own PoolName.
+// poolLinks is the pool a pack is written against: every reusable file,
+// found under its own ReuseName.
 func poolLinks(entries []Entry) map[string]string {
 	pool := map[string]string{}
 	for _, e := range entries {
-		if e.shared() {
-			n := PoolName(e.Sum, e.Mode)
+		if e.reusable() {
+			n := ReuseName(e.Sum, e.Mode)
 			pool[n] = n
 		}
 	}
@@ -61,11 +61,11 @@ func poolLinks(entries []Entry) map[string]string {
 
 // ociLayout lays a out for a registry, in a private temporary directory:
 //
-//   - every shared file (Entry.shared: ShareMin or more) is a blob of its
+//   - every reusable file (Entry.reusable: ReuseMin or more) is a blob of its
 //     own, one per content, whose digest is the file's SHA-256 (the pool
 //     name's), annotated with the modes it is installed with;
 //   - the pack is the archive push sends to a host whose stage holds
-//     every one of those files at pool/<PoolName>: the same bytes for the
+//     every one of those files at pool/<ReuseName>: the same bytes for the
 //     same source, so a host that fetched them into its pool verifies it
 //     by its digest (the push's Sum) and promotes it as a push's;
 //   - the manifest, of type ArtifactType, names the empty config, the
@@ -91,18 +91,18 @@ func (a *Artifact) ociLayout(ctx context.Context) (_ *ociLayout, err error) {
 	}()
 	pool := poolLinks(a.Entries)
 	// One blob per content: its first path, and every mode it has.
-	type shared struct {
+	type reused struct {
 		e     Entry
 		modes []string
 	}
-	byContent := map[[32]byte]*shared{}
+	byContent := map[[32]byte]*reused{}
 	for _, e := range a.Entries {
-		if !e.shared() {
+		if !e.reusable() {
 			continue
 		}
 		s := byContent[e.Sum]
 		if s == nil {
-			s = &shared{e: e}
+			s = &reused{e: e}
 			byContent[e.Sum] = s
 		}
 		if m := octalMode(e.Mode); !slices.Contains(s.modes, m) {
@@ -198,7 +198,7 @@ func emptyConfig() ocispec.Descriptor {
 	return d
 }
 
-// octalMode is m as PoolName and chmod write it.
+// octalMode is m as ReuseName and chmod write it.
 func octalMode(m fs.FileMode) string { return strconv.FormatUint(uint64(m.Perm()|specialBits(m)), 8) }
 
 // verifiedOpener opens the file at p, which must hold size bytes of SHA-256

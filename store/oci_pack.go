@@ -33,7 +33,7 @@ const maxPackText = 64 << 20
 
 // readPack reads a pack's entries: what a host's tar makes of it under
 // tree/, with the digests of the files it holds and, for each file that
-// is a link to pool/<PoolName>, that name's digest and the size of the
+// is a link to pool/<ReuseName>, that name's digest and the size of the
 // blob the manifest lists for it (files). The directories get their modes
 // from the pack's modes file. Anything a pack of hoist's never holds is
 // refused: another entry type, a path outside tree/, a link elsewhere than
@@ -111,7 +111,7 @@ func (a *Artifact) readPack(ctx context.Context, r io.Reader, ref OCIRef, files 
 				}
 				sum, _ := hex.DecodeString(pn[:64])
 				e.Sum, e.Size = [32]byte(sum), size
-				if PoolName(e.Sum, e.Mode) != pn {
+				if ReuseName(e.Sum, e.Mode) != pn {
 					return nil, bad("links %s, of mode %s, to %s", p, octalMode(e.Mode), h.Linkname)
 				}
 			} else if lp, ok := strings.CutPrefix(h.Linkname, TreeDir+"/"); ok {

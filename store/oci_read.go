@@ -44,7 +44,7 @@ type Blob struct {
 
 // PublishedFile is a file of a published runtime that is a blob of its
 // own, and the modes the runtime has it with: a host holds it once per
-// mode, at pool/<PoolName>, before it unpacks the pack.
+// mode, at pool/<ReuseName>, before it unpacks the pack.
 type PublishedFile struct {
 	Blob
 	Modes []fs.FileMode
@@ -71,14 +71,14 @@ type Published struct {
 	Setuid, Writable []string
 }
 
-// Want lists the published files by PoolName, one a line, as a push's
-// first host command takes them (PushOptions' shareable list).
-func (p *Published) Want() string {
+// Reusable lists the published files by ReuseName, one a line, as a
+// push's first host command takes the files it may reuse.
+func (p *Published) Reusable() string {
 	var b strings.Builder
 	for _, f := range p.Files {
 		sum, _ := hex.DecodeString(strings.TrimPrefix(f.Digest, "sha256:"))
 		for _, m := range f.Modes {
-			b.WriteString(PoolName([32]byte(sum), m) + "\n")
+			b.WriteString(ReuseName([32]byte(sum), m) + "\n")
 		}
 	}
 	return b.String()
@@ -132,7 +132,7 @@ func readPublished(ctx context.Context, t oras.ReadOnlyTarget, ref OCIRef, o Rea
 		return nil, err
 	}
 	p := &Published{Ref: ref, ID: ann.id, Name: ann.name}
-	files := map[string]int64{} // PoolName to the blob's size
+	files := map[string]int64{} // ReuseName to the blob's size
 	var pack ocispec.Descriptor
 	for _, l := range m.Layers {
 		if l.MediaType == PackMediaType {
@@ -144,7 +144,7 @@ func readPublished(ctx context.Context, t oras.ReadOnlyTarget, ref OCIRef, o Rea
 		for _, s := range strings.Split(l.Annotations[annModes], ",") {
 			mode, _ := parseMode(s)
 			f.Modes = append(f.Modes, mode)
-			files[PoolName([32]byte(sum), mode)] = l.Size
+			files[ReuseName([32]byte(sum), mode)] = l.Size
 		}
 		p.Files = append(p.Files, f)
 	}
@@ -169,7 +169,7 @@ func readPublished(ctx context.Context, t oras.ReadOnlyTarget, ref OCIRef, o Rea
 	linked := map[string]bool{}
 	for _, e := range a.Entries {
 		if e.Type == 'f' {
-			linked[PoolName(e.Sum, e.Mode)] = true
+			linked[ReuseName(e.Sum, e.Mode)] = true
 		}
 	}
 	for n := range files {
@@ -281,7 +281,7 @@ func isHex64(s string) bool {
 	return len(s) == 64 && err == nil && strings.ToLower(s) == s
 }
 
-// parseMode reads a mode as PoolName writes it (octal, no leading zero,
+// parseMode reads a mode as ReuseName writes it (octal, no leading zero,
 // permission and setuid, setgid and sticky bits).
 func parseMode(s string) (fs.FileMode, bool) {
 	n, err := strconv.ParseUint(s, 8, 32)

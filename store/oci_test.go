@@ -24,11 +24,11 @@ import (
 
 // bigTree is tree with files a publish stores as blobs of their own: two
 // with the same bytes and different modes, one more in the read-only
-// directory, and one just under ShareMin, which stays in the pack.
+// directory, and one just under ReuseMin, which stays in the pack.
 func bigTree(t *testing.T) string {
 	t.Helper()
 	d := tree(t)
-	big := randomBytes(t, ShareMin+100)
+	big := randomBytes(t, ReuseMin+100)
 	write := func(p string, b []byte, mode os.FileMode) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(d, p), b, mode); err != nil {
@@ -40,10 +40,10 @@ func bigTree(t *testing.T) string {
 	}
 	write("lib/big", big, 0o644)
 	write("bin/big", big, 0o755)
-	write("lib/x/other", randomBytes(t, 3*ShareMin), 0o600)
-	write("lib/small", randomBytes(t, ShareMin-1), 0o644)
+	write("lib/x/other", randomBytes(t, 3*ReuseMin), 0o600)
+	write("lib/small", randomBytes(t, ReuseMin-1), 0o644)
 	os.Chmod(filepath.Join(d, "ro"), 0o755)
-	write("ro/big", randomBytes(t, ShareMin), 0o444)
+	write("ro/big", randomBytes(t, ReuseMin), 0o444)
 	os.Chmod(filepath.Join(d, "ro"), 0o555)
 	return d
 }
@@ -82,7 +82,7 @@ func blobBytes(t *testing.T, b ociBlob) []byte {
 }
 
 // TestPublishLayout: the pack is exactly the archive push writes for a
-// host that holds every shared file at pool/<PoolName>; each shared
+// host that holds every reusable file at pool/<ReuseName>; each reusable
 // content is one blob, its digest the file's, with every mode it has; the
 // manifest says the id, digest and the pack's sum; and all of it is the
 // same bytes when laid out again.
@@ -103,8 +103,8 @@ func TestPublishLayout(t *testing.T) {
 		t.Errorf("pack descriptor %v does not describe its bytes", l.pack.desc)
 	}
 	for _, h := range headers(t, pack) {
-		if h.Typeflag == '0' && h.Size >= ShareMin {
-			t.Errorf("the pack carries %s (%d bytes), a shared file", h.Name, h.Size)
+		if h.Typeflag == '0' && h.Size >= ReuseMin {
+			t.Errorf("the pack carries %s (%d bytes), a reusable file", h.Name, h.Size)
 		}
 	}
 
@@ -156,7 +156,7 @@ func mapsEqual(a, b map[string]string) bool {
 	return true
 }
 
-// TestPublishLayoutOfAnArchive: an archive's shared files are kept as it
+// TestPublishLayoutOfAnArchive: an archive's reusable files are kept as it
 // is read (the pack is written in the same pass), with the same blobs as
 // the directory it was made from and the same id.
 func TestPublishLayoutOfAnArchive(t *testing.T) {
@@ -260,7 +260,7 @@ var memRef = OCIRef{Registry: "registry.test", Repository: "hoist/rt", Tag: "v1"
 
 // TestReadPublished: read back, a published runtime has the id, digest,
 // size and entries of the tree it was published from, the pack's sum, and
-// its file blobs with their modes (the shared list a push sends); and the
+// its file blobs with their modes (the reusable list a push sends); and the
 // pack and blobs, unpacked as a host does (GNU tar, a pool of the blobs),
 // make that tree again.
 func TestReadPublished(t *testing.T) {
@@ -282,12 +282,12 @@ func TestReadPublished(t *testing.T) {
 			pub.Sum != l.pack.desc.Digest.Encoded() || pub.Ref.Digest != l.desc.Digest.String() {
 			t.Errorf("%s: read back %+v; want id %s, digest %s, %d bytes, %d entries", src, pub, a.ID(), a.Digest, a.Size, len(a.Entries))
 		}
-		want := strings.Split(a.shareable(), "\n")
-		got := strings.Split(pub.Want(), "\n")
+		want := strings.Split(a.reusable(), "\n")
+		got := strings.Split(pub.Reusable(), "\n")
 		slices.Sort(want)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
-			t.Errorf("%s: Want() %q, want the push's shared list %q", src, got, want)
+			t.Errorf("%s: Reusable() %q, want the push's reusable list %q", src, got, want)
 		}
 		blobs := map[string][]byte{}
 		for _, b := range l.files {
@@ -301,7 +301,7 @@ func TestReadPublished(t *testing.T) {
 }
 
 // materialize does what a host does with a published runtime: each file
-// blob into the stage's pool once per mode, at pool/<PoolName>, then the
+// blob into the stage's pool once per mode, at pool/<ReuseName>, then the
 // pack unpacked beside it with tar (umask 0), and the directory modes
 // applied. It returns the tree.
 func materialize(t *testing.T, pub *Published, pack []byte, blobs map[string][]byte) string {
@@ -313,7 +313,7 @@ func materialize(t *testing.T, pub *Published, pack []byte, blobs map[string][]b
 		for _, m := range f.Modes {
 			var sum [32]byte
 			hex.Decode(sum[:], []byte(strings.TrimPrefix(f.Digest, "sha256:")))
-			p := filepath.Join(stage, PoolDir, PoolName(sum, m))
+			p := filepath.Join(stage, PoolDir, ReuseName(sum, m))
 			if err := os.WriteFile(p, blobs[f.Digest], 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -393,7 +393,7 @@ func TestReadPublishedRefusesLies(t *testing.T) {
 		m.Layers[0].Digest, m.Layers[0].Size = digest.FromBytes(p), int64(len(p))
 		m.Annotations[annSum] = digest.FromBytes(p).Encoded()
 	}
-	stray := randomBytes(t, ShareMin)
+	stray := randomBytes(t, ReuseMin)
 	unameRoot := rewrapped(t, pack, func(h *tar.Header) {
 		if h.Name == "tree/bin/" {
 			h.Uname = "root"

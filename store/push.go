@@ -25,15 +25,21 @@ import (
 type Store struct {
 	l *lock.Lock
 	// KeepRuns is how long gc keeps the records of runs (hoist runs);
-	// zero means shellcmd.DefaultKeepRuns, a week.
+	// zero means DefaultKeepRuns.
 	KeepRuns time.Duration
 }
+
+// DefaultKeepRuns is how long gc keeps the record of a run.
+const DefaultKeepRuns = 7 * 24 * time.Hour
 
 // New returns the store that l guards.
 func New(l *lock.Lock) *Store { return &Store{l: l} }
 
 // Lock is the store's lock.
 func (s *Store) Lock() *lock.Lock { return s.l }
+
+// wire is the lock's plumbing, through which the store runs its commands.
+func (s *Store) wire() lock.Wire { return s.l.Wire() }
 
 // PushOptions configure [Store.Push].
 type PushOptions struct {
@@ -96,13 +102,13 @@ type PushResult struct {
 // stopped or cut off with an unknown outcome leaves it for the next push to
 // resume (and for gc, after the stale period).
 func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushResult, error) {
-	up, ok := s.l.Host().Transport().(transport.Uploader)
+	up, ok := s.l.Transport().(transport.Uploader)
 	if !ok {
 		return nil, errors.New("this transport cannot upload files")
 	}
 	// Every host command that may take the lock gets a token of its own (a
 	// token names one lock only); the stage has one too.
-	p := s.l.Params()
+	p := s.wire().Params()
 	p.Stage, p.StageKey = uuid.NewString(), uuid.NewString()
 	// A date in 2001–2033, to the second, that no file of the login's has
 	// by chance.
@@ -118,7 +124,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		rtt <- 0
 	}
 	p.Window = transport.Window
-	p.Reuse = a.shareable()
+	p.Reuse = a.reusable()
 	res := &PushResult{ID: a.ID()}
 	// The upload's first stream opens while the first command runs, once
 	// that command has its session (a host that allows one session at a
@@ -136,7 +142,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}
 	defer func() { discard() }()
 
-	r, err := s.l.Under(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), ev, opts.Stop)
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), ev, opts.Stop)
 	res.Execs++
 	if err != nil {
 		return res, err
@@ -208,8 +214,8 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	if opts.Uploaded != nil {
 		opts.Uploaded(res.Uploaded)
 	}
-	p.Sum, p.Token = sum, s.l.Params().Token
-	r, err = s.l.Under(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
+	p.Sum, p.Token = sum, s.wire().Params().Token
+	r, err = s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
 	res.Execs++
 	if err != nil {
 		return res, err
@@ -253,7 +259,7 @@ const (
 // ping is the connection's round-trip time, or zero when the transport
 // cannot tell.
 func (s *Store) ping() time.Duration {
-	p, ok := s.l.Host().Transport().(interface {
+	p, ok := s.l.Transport().(interface {
 		RoundTrip(n int) (time.Duration, error)
 	})
 	if !ok {
@@ -269,7 +275,7 @@ func (s *Store) ping() time.Duration {
 // staged is what the first command of a push found: the files the host
 // copied into the stage's pool, and a cut upload to resume.
 type staged struct {
-	pool    map[string]string // PoolName to the host's copy, under pool/
+	pool    map[string]string // ReuseName to the host's copy, under pool/
 	offset  int64             // the upload goes on from here (RESUME)
 	prefix  string            // the SHA-256 of the stage's archive before offset
 	streams int
@@ -390,7 +396,7 @@ var errRestart = errors.New("restarting the upload")
 
 // loginUID is the login's uid on the host, from its facts.
 func (s *Store) loginUID() (uint32, error) {
-	f := s.l.Host().Facts()
+	f := s.l.Facts()
 	if f == nil {
 		return 0, errors.New("the host did not say its login's uid")
 	}
@@ -406,24 +412,24 @@ func (s *Store) stagePath(token string) (string, error) {
 	root := s.l.Root()
 	dir := root.Path
 	if root.Home {
-		f := s.l.Host().Facts()
+		f := s.l.Facts()
 		if f == nil || f.Home == "" {
 			return "", errors.New("the host did not say its home directory")
 		}
 		dir = path.Join(f.Home, root.Path)
 	}
-	return path.Join(dir, shellcmd.StoreDir, StagePrefix+token, "artifact.tar"), nil
+	return path.Join(dir, shellcmd.StoreDir, stagePrefix+token, "artifact.tar"), nil
 }
 
 func (s *Store) dropStage(ctx context.Context, p shellcmd.Params, res *PushResult) {
-	_, _ = s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpDropStage, p)})
+	_, _ = s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpDropStage, p), lock.Events{}, nil)
 	res.Execs++
 }
 
 // keepStage marks a stopped upload's stage cut short, for the next push of
 // the runtime to resume at once.
 func (s *Store) keepStage(ctx context.Context, p shellcmd.Params, res *PushResult) {
-	_, _ = s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpKeepStage, p)})
+	_, _ = s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpKeepStage, p), lock.Events{}, nil)
 	res.Execs++
 }
 

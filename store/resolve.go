@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
 )
 
@@ -100,7 +100,7 @@ type Switched struct {
 // oldest first, from <root>/history, which the host appends to under the
 // lock. It changes nothing; a missing store has no history.
 func (s *Store) History(ctx context.Context) ([]Switched, error) {
-	r, err := s.l.Host().Exec(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpHistory, s.l.Params())})
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpHistory, s.wire().Params()), lock.Events{}, nil)
 	if err != nil {
 		return nil, err
 	}

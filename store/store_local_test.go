@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -17,7 +15,7 @@ import (
 func TestLocalPushActivateRollbackGC(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	s := store.New(lock.New(remote.New(&transport.Local{}), shellcmd.Root{Path: root}))
+	s := store.New(lock.New(&transport.Local{}, lock.Root{Path: root}))
 	src := t.TempDir()
 	os.WriteFile(filepath.Join(src, "v"), []byte("1"), 0o755)
 	a1, err := store.Open(src, "app")

@@ -258,7 +258,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (a *Artifact) WriteTar(w io.Writer) error { return a.writeTar(context.Background(), w, nil) }
 
 // writeTar is WriteTar with files the host has already: a file whose
-// PoolName (content digest and mode) is in pool travels as a hard link to
+// ReuseName (content digest and mode) is in pool travels as a hard link to
 // its copy in the stage, pool/<path>, which the host verified (h_reuse),
 // instead of its bytes. The archive also lists every file's digest, mode
 // and path in its "files" entry, for later pushes to find.
@@ -321,7 +321,7 @@ type packer struct {
 	dirs  map[string]Entry // the artifact's directories, implied ones included
 	done  map[string]bool  // directories written
 	now   time.Time
-	pool  map[string]string   // PoolName to the copy in the stage's pool (writeTar)
+	pool  map[string]string   // ReuseName to the copy in the stage's pool (writeTar)
 	sums  map[string][32]byte // the files' digests, as Open computed them
 	// linked: the entry header wrote last is a link into the pool, and
 	// its bytes do not travel.
@@ -376,9 +376,10 @@ func newPacker(w io.Writer, entries []Entry) *packer {
 	return pk
 }
 
-// PoolName names a file in a stage's pool: its content digest and its
-// mode, in octal, as the host's chmod takes it.
-func PoolName(sum [32]byte, mode fs.FileMode) string {
+// ReuseName is the name a file is reused by: its content digest and its
+// mode, in octal, as the host's chmod takes it. The stage's pool keeps
+// the host's copy of a file under this name (PoolDir/<ReuseName>).
+func ReuseName(sum [32]byte, mode fs.FileMode) string {
 	return fmt.Sprintf("%x-%o", sum, mode.Perm()|specialBits(mode))
 }
 
@@ -390,7 +391,7 @@ func (pk *packer) pooled(e Entry) bool {
 	if e.Type != 'f' {
 		return false
 	}
-	name := PoolName(pk.sums[e.Path], e.Mode)
+	name := ReuseName(pk.sums[e.Path], e.Mode)
 	sum, mode, _ := strings.Cut(name, "-")
 	fmt.Fprintf(&pk.files, "%s %s %s\n", sum, mode, e.Path)
 	return e.link == "" && pk.pool[name] != ""
@@ -413,7 +414,7 @@ func (pk *packer) header(e Entry, mtime time.Time) error {
 	}
 	pk.linked = pk.pooled(e)
 	if pk.linked {
-		h.Typeflag, h.Size, h.Linkname = tar.TypeLink, 0, PoolDir+"/"+pk.pool[PoolName(pk.sums[e.Path], e.Mode)]
+		h.Typeflag, h.Size, h.Linkname = tar.TypeLink, 0, PoolDir+"/"+pk.pool[ReuseName(pk.sums[e.Path], e.Mode)]
 	}
 	if e.Type == 'd' && h.Mode&0o700 != 0o700 {
 		fmt.Fprintf(&pk.modes, "%o\t%s\n", h.Mode, e.Path)

@@ -24,6 +24,21 @@
 // (docs/connections.md).
 //
 // Transports do not interpret the command line: package remote builds it.
+//
+// # Where things live
+//
+//   - transport.go: [Transport], [Request] and the outcomes; local.go:
+//     [Local]; upload.go, sftp.go: [Uploader], the SFTP upload over
+//     several streams, resumable at an offset.
+//   - ssh.go, ssh_dial.go, ssh_run.go: [DialSSH], the handshake and a
+//     command's session; ssh_errors.go: the errors DialSSH returns;
+//     ssh_auth*.go, ssh_hostkey*.go: authentication and known_hosts;
+//     ssh_keepalive.go: the keepalives that detect a dead link;
+//     ssh_target.go: a target's parts; ssh_proxy.go: ProxyCommand.
+//   - sshconfig*.go, sshtokens.go: the OpenSSH configuration, resolved as
+//     ssh -G resolves it ([ResolveConfig], [SSHConfig]).
+//   - mux_*.go: the kept connection ([DialShared], [StartMaster]).
+//   - transporttest: the conformance suite every transport passes.
 package transport
 
 import (

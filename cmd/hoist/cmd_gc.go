@@ -11,7 +11,6 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 )
 
@@ -43,14 +42,14 @@ and a host without a store has nothing to collect.`,
 	}
 	c.Flags().Var(countValue{&o.keep, 0}, "keep", "keep the `N` newest runtimes beyond the protected ones")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what gc would do, change nothing")
-	o.keepRuns = shellcmd.DefaultKeepRuns
+	o.keepRuns = store.DefaultKeepRuns
 	c.Flags().Var(durationValue{&o.keepRuns}, "keep-runs", "keep the records of finished runs (hoist runs, hoist logs) for `D`, at least 1m")
 	return a.holdFlag(c)
 }
 
 func (a *app) gc(o gcOptions) error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
-		name := s.Lock().Host().Name()
+		name := s.Lock().Transport().Target()
 		s.KeepRuns = o.keepRuns
 		// gc never waits: a busy store is reported as skipped, not waited on.
 		res, err := s.GC(ctx, o.keep, o.dryRun, lock.Events{Stole: a.waitEvents(name, 0).Stole})

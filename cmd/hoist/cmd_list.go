@@ -40,7 +40,7 @@ It changes nothing.`,
 
 func (a *app) list() error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
-		name := s.Lock().Host().Name()
+		name := s.Lock().Transport().Target()
 		list, err := s.List(ctx)
 		if err != nil {
 			return result{outcome: outcome{err: err}}
@@ -90,7 +90,7 @@ lock. It changes nothing.`,
 
 func (a *app) history() error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
-		name := s.Lock().Host().Name()
+		name := s.Lock().Transport().Target()
 		hist, err := s.History(ctx)
 		if err != nil {
 			return result{outcome: outcome{err: err}}

@@ -73,7 +73,7 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 		return result{outcome: outcome{err: err}}
 	}
 	r := result{json: &output.LockStatus{Lock: *stateJSON(s)}}
-	name := l.Host().Name()
+	name := l.Transport().Target()
 	switch {
 	case !s.Store:
 		r.data = fmt.Sprintf("%s: free (no store yet)", name)
@@ -120,7 +120,7 @@ alone.`,
 				if err := l.Release(ctx, o.token); err != nil {
 					return result{outcome: outcome{err: releaseError(o.token, err)}}
 				}
-				a.say(l.Host().Name(), "released")
+				a.say(l.Transport().Target(), "released")
 				return result{json: &output.LockRelease{Released: true}}
 			})
 		},

@@ -11,7 +11,6 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/shellcmd"
 )
 
 type acquireOptions struct {
@@ -33,8 +32,8 @@ releases what it had just taken.`,
   hoist -H web1 lock acquire --try`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if len(o.message) > shellcmd.MaxField {
-				return usageErr("--message is longer than %d bytes", shellcmd.MaxField)
+			if len(o.message) > lock.MaxField {
+				return usageErr("--message is longer than %d bytes", lock.MaxField)
 			}
 			return a.lockFleet(func(ctx context.Context, l *lock.Lock) result { return a.lockAcquire(ctx, l, o) })
 		},
@@ -51,7 +50,7 @@ releases what it had just taken.`,
 // (owner-checked) before exiting.
 func (a *app) lockAcquire(ctx context.Context, l *lock.Lock, o acquireOptions) result {
 	l.Owner.Message = o.message
-	name := l.Host().Name()
+	name := l.Transport().Target()
 	var mu sync.Mutex
 	var confirmed string
 	wait := o.wait
@@ -127,7 +126,7 @@ func (a *app) lockBreakCommand() *cobra.Command {
 	var o breakOptions
 	c := &cobra.Command{
 		Use:   "break [--force --token TOKEN]",
-		Short: "remove a stale or previous-boot lock; with --force, the lock of TOKEN",
+		Short: "remove a lock a rule frees (stale, holder exited, previous boot); with --force, the lock of TOKEN",
 		Long: `break removes the store lock of each host if a rule lets anyone take it: it
 is stale (not renewed for more than its lease), its holder process has exited
 with everything it started, or it was recorded on a previous boot. With
@@ -149,7 +148,7 @@ holder is gone.`,
 					}
 					return result{outcome: outcome{err: err}}
 				}
-				a.say(l.Host().Name(), "broke the lock of %s (%s)", s.Describe(), s.Reason())
+				a.say(l.Transport().Target(), "broke the lock of %s (%s)", s.Describe(), s.Reason())
 				return result{json: &output.LockBreak{Broken: *stateJSON(s)}}
 			})
 		},
@@ -187,7 +186,7 @@ waiter may have judged it stale already): acquire again.`,
 				if err != nil {
 					return result{outcome: outcome{err: err}}
 				}
-				a.say(l.Host().Name(), "renewed: the hold lasts another %s unless renewed", lease)
+				a.say(l.Transport().Target(), "renewed: the hold lasts another %s unless renewed", lease)
 				return result{json: &output.LockRefresh{Refreshed: true, LeaseSeconds: seconds(lease)}}
 			})
 		},

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"os"
 	"os/exec"
 	"time"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
+	"github.com/hoistdev/hoist/lock"
+
 	"github.com/spf13/cobra"
 
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -47,7 +48,7 @@ exit). See docs/connections.md.`,
 			Example: "  hoist -H web1 mux " + use + "\n  hoist -H web1,web2 mux " + use + " --json",
 			RunE: func(*cobra.Command, []string) error {
 				return a.stoppable(func(ctx context.Context) error {
-					return a.eachTarget(ctx, func(ctx context.Context, target string, _ shellcmd.Root) result {
+					return a.eachTarget(ctx, func(ctx context.Context, target string, _ lock.Root) result {
 						return a.muxHost(ctx, target, o)
 					})
 				})

@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"strings"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 
 	"github.com/spf13/cobra"
 

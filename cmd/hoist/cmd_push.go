@@ -73,7 +73,7 @@ func (a *app) push(source string, o pushOptions) error {
 	defer bars.stop()
 	bars.artifact = filesOf(art)
 	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
-		name := s.Lock().Host().Name()
+		name := s.Lock().Transport().Target()
 		h := bars.host(name, o.wait)
 		res, err := s.Push(ctx, art, store.PushOptions{
 			Activate: o.activate,

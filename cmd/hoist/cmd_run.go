@@ -13,14 +13,13 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
 type runOptions struct{ wait, grace time.Duration }
 
 func (a *app) runCommand() *cobra.Command {
-	o := runOptions{wait: defaultWait, grace: shellcmd.DefaultGrace}
+	o := runOptions{wait: defaultWait, grace: lock.DefaultGrace}
 	c := &cobra.Command{
 		Use:   "run [--wait D] [--grace D] [--token T] -- CMD [ARG...]",
 		Short: "run CMD on each host under the store lock",
@@ -97,7 +96,7 @@ func (a *app) run(argv []string, o runOptions) error {
 }
 
 func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptions, stop chan struct{}, sig func() os.Signal) result {
-	name := l.Host().Name()
+	name := l.Transport().Target()
 	stdout, stderr := io.Writer(a.stdout), io.Writer(a.con)
 	if a.multi || a.g.json {
 		out := a.stdout

@@ -46,7 +46,7 @@ hoist logs ID prints it. It changes nothing.`,
 				}
 				res := result{json: &output.Runs{Runs: rows}}
 				if len(runs) == 0 {
-					res.data = l.Host().Name() + ": no runs"
+					res.data = l.Transport().Target() + ": no runs"
 				} else {
 					res.data, res.table = t.String(), true
 				}
@@ -125,7 +125,7 @@ func (a *app) logs(id string, follow bool) error {
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
-		name := l.Host().Name()
+		name := l.Transport().Target()
 		stdout, stderr := io.Writer(a.stdout), io.Writer(a.con)
 		if a.g.json {
 			// stdout carries only the JSON result: the output goes to

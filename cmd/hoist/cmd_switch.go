@@ -60,7 +60,7 @@ func (a *app) rollbackCommand() *cobra.Command {
 // empty ref rolls back to previous.
 func (a *app) switchTo(ref, verb string, wait time.Duration) error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
-		name := s.Lock().Host().Name()
+		name := s.Lock().Transport().Target()
 		var sw *store.Switch
 		var err error
 		switch {
@@ -108,7 +108,7 @@ func (a *app) pinCommand(verb string) *cobra.Command {
 		ValidArgsFunction: a.completeRuntimes,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
-				name := s.Lock().Host().Name()
+				name := s.Lock().Transport().Target()
 				id, err := s.ByRef(ctx, args[0], func(id string) error {
 					return s.Pin(ctx, id, verb == "unpin", o.wait, a.waitEvents(name, o.wait))
 				})

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -167,7 +166,7 @@ func (a *app) completeRuntimes(_ *cobra.Command, args []string, prefix string) (
 		}
 	}
 	defer t.Close()
-	list, err := store.New(lock.New(remote.New(t), root)).List(ctx)
+	list, err := store.New(lock.New(t, root)).List(ctx)
 	if err != nil {
 		return nil, none
 	}

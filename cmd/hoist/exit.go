@@ -33,8 +33,8 @@ type outcome struct {
 	status int
 }
 
-// verdict is everything the exit status depends on.
-type verdict struct {
+// exitInputs is everything the exit status depends on.
+type exitInputs struct {
 	err    error     // an error before any host was contacted (usage: 2)
 	signal os.Signal // the first of SIGINT, SIGTERM, SIGHUP received
 	hosts  []outcome // in the order the targets were given
@@ -48,7 +48,7 @@ type verdict struct {
 //     the first host, in the order given, that failed (1, or the exit
 //     status of the command hoist run ran there); else 75 (lock busy);
 //     else 0.
-func exitStatus(v verdict) int {
+func exitStatus(v exitInputs) int {
 	if v.signal != nil {
 		return signalExit(v.signal)
 	}

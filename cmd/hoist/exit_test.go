@@ -17,28 +17,28 @@ func TestExitStatus(t *testing.T) {
 	busy := fmt.Errorf("promote: %w", &lock.BusyError{})
 	for _, tc := range []struct {
 		name string
-		v    verdict
+		v    exitInputs
 		want int
 	}{
-		{"success", verdict{hosts: []outcome{{}}}, 0},
-		{"failure", verdict{hosts: []outcome{{err: errors.New("refused")}}}, 1},
-		{"usage", verdict{err: usageErr("unknown flag --x")}, 2},
-		{"usage on a host", verdict{hosts: []outcome{{err: usageErr("-o x")}}}, 2},
-		{"failure before any host", verdict{err: errors.New("artifact refused")}, 1},
-		{"hoist alone", verdict{err: &codeError{code: exitUsage}}, 2},
-		{"busy", verdict{hosts: []outcome{{err: busy}}}, 75},
-		{"unknown outcome", verdict{hosts: []outcome{{err: unknown}}}, 79},
-		{"lock lost is a failure", verdict{hosts: []outcome{{err: &lock.LostError{}}}}, 1},
-		{"SIGINT", verdict{signal: os.Interrupt, hosts: []outcome{{err: unknown}}}, 130},
-		{"SIGTERM", verdict{signal: syscall.SIGTERM}, 143},
-		{"SIGHUP", verdict{signal: syscall.SIGHUP, hosts: []outcome{{ran: true, status: 3}}}, 129},
-		{"run: the command's status", verdict{hosts: []outcome{{ran: true, status: 7}}}, 7},
-		{"run: the command succeeded", verdict{hosts: []outcome{{ran: true}}}, 0},
+		{"success", exitInputs{hosts: []outcome{{}}}, 0},
+		{"failure", exitInputs{hosts: []outcome{{err: errors.New("refused")}}}, 1},
+		{"usage", exitInputs{err: usageErr("unknown flag --x")}, 2},
+		{"usage on a host", exitInputs{hosts: []outcome{{err: usageErr("-o x")}}}, 2},
+		{"failure before any host", exitInputs{err: errors.New("artifact refused")}, 1},
+		{"hoist alone", exitInputs{err: &codeError{code: exitUsage}}, 2},
+		{"busy", exitInputs{hosts: []outcome{{err: busy}}}, 75},
+		{"unknown outcome", exitInputs{hosts: []outcome{{err: unknown}}}, 79},
+		{"lock lost is a failure", exitInputs{hosts: []outcome{{err: &lock.LostError{}}}}, 1},
+		{"SIGINT", exitInputs{signal: os.Interrupt, hosts: []outcome{{err: unknown}}}, 130},
+		{"SIGTERM", exitInputs{signal: syscall.SIGTERM}, 143},
+		{"SIGHUP", exitInputs{signal: syscall.SIGHUP, hosts: []outcome{{ran: true, status: 3}}}, 129},
+		{"run: the command's status", exitInputs{hosts: []outcome{{ran: true, status: 7}}}, 7},
+		{"run: the command succeeded", exitInputs{hosts: []outcome{{ran: true}}}, 0},
 		// A command that exits 75 or 79 did not find the lock busy or lose
 		// contact: its status is passed on as it is.
-		{"run: the command exits 75", verdict{hosts: []outcome{{ran: true, status: 75}}}, 75},
-		{"run: the command exits 79", verdict{hosts: []outcome{{ran: true, status: 79}}}, 79},
-		{"no hosts", verdict{}, 0},
+		{"run: the command exits 75", exitInputs{hosts: []outcome{{ran: true, status: 75}}}, 75},
+		{"run: the command exits 79", exitInputs{hosts: []outcome{{ran: true, status: 79}}}, 79},
+		{"no hosts", exitInputs{}, 0},
 	} {
 		if got := exitStatus(tc.v); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)
@@ -75,7 +75,7 @@ func TestExitStatusRanksHosts(t *testing.T) {
 		{"a command's 79 beats busy", []outcome{busy, ran(79)}, 79},
 		{"a command's 0 is success", []outcome{ran(0), busy}, 75},
 	} {
-		if got := exitStatus(verdict{hosts: tc.hosts}); got != tc.want {
+		if got := exitStatus(exitInputs{hosts: tc.hosts}); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)
 		}
 	}

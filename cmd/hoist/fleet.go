@@ -11,8 +11,6 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/remote"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -43,13 +41,13 @@ type result struct {
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
 	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
-	return a.eachTarget(ctx, func(ctx context.Context, target string, root shellcmd.Root) result {
+	return a.eachTarget(ctx, func(ctx context.Context, target string, root lock.Root) result {
 		return a.onHost(ctx, target, root, places, fn)
 	})
 }
 
 // eachTarget is fleet for a command that reaches each target itself.
-func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root shellcmd.Root) result) error {
+func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root lock.Root) result) error {
 	targets, repeated, err := a.targetsOnce()
 	if err != nil {
 		return err
@@ -111,10 +109,10 @@ func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
 	at, ok, err := l.Place(ctx)
 	switch {
 	case err != nil:
-		p.log.Debug("worked on as a store of its own: where its store is could not be told", "host", l.Host().Name(), "error", err)
+		p.log.Debug("worked on as a store of its own: where its store is could not be told", "host", l.Transport().Target(), "error", err)
 		return "", false
 	case !ok:
-		p.log.Debug("worked on as a store of its own: "+at.Unknown()+" is unknown, so the store cannot be told from another's", "host", l.Host().Name())
+		p.log.Debug("worked on as a store of its own: "+at.Unknown()+" is unknown, so the store cannot be told from another's", "host", l.Transport().Target())
 		return "", false
 	}
 	p.mu.Lock()
@@ -122,11 +120,11 @@ func (p *placeSet) claim(ctx context.Context, l *lock.Lock) (string, bool) {
 	if first, dup := p.first[at]; dup {
 		return first, true
 	}
-	p.first[at] = l.Host().Name()
+	p.first[at] = l.Transport().Target()
 	return "", false
 }
 
-func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, places *placeSet, fn func(context.Context, *lock.Lock) result) result {
+func (a *app) onHost(ctx context.Context, target string, root lock.Root, places *placeSet, fn func(context.Context, *lock.Lock) result) result {
 	t, err := a.connect(ctx, target)
 	if err == nil && !a.reach.reached(target) {
 		t.Close()
@@ -142,9 +140,8 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, pla
 		return result{host: transport.RedactTarget(target), outcome: outcome{err: err}}
 	}
 	defer t.Close()
-	h := remote.New(t)
-	h.Logger = a.hostLogger()
-	l := lock.New(h, root)
+	l := lock.New(t, root)
+	l.Logger = a.hostLogger()
 	l.Owner.Version = version()
 	l.Owner.Command = commandLine(a.args)
 	l.Lease, l.Hold = a.g.lease, a.g.hold
@@ -158,15 +155,13 @@ func (a *app) onHost(ctx context.Context, target string, root shellcmd.Root, pla
 	}
 	// A run that loses contact reaches the host again the same way.
 	var redialed []transport.Transport
-	l.Redial = func(ctx context.Context) (*remote.Host, error) {
+	l.Redial = func(ctx context.Context) (transport.Transport, error) {
 		t, err := a.connect(ctx, target)
 		if err != nil {
 			return nil, err
 		}
 		redialed = append(redialed, t)
-		rh := remote.New(t)
-		rh.Logger = h.Logger
-		return rh, nil
+		return t, nil
 	}
 	defer func() {
 		for _, t := range redialed {
@@ -200,7 +195,7 @@ func (a *app) report(r result) {
 		if sig == nil {
 			sig = a.caught()
 		}
-		code := exitStatus(verdict{signal: sig, hosts: []outcome{r.outcome}})
+		code := exitStatus(exitInputs{signal: sig, hosts: []outcome{r.outcome}})
 		obj := r.json
 		if obj == nil {
 			obj = &output.Result{}
@@ -250,7 +245,7 @@ func (a *app) data(text string) {
 // stopGrace is how long hoist waits, after asking the host to stop, before
 // it gives up on its own: the host's own grace period (SIGTERM to SIGKILL)
 // and some more.
-const stopGrace = shellcmd.DefaultGrace + 5*time.Second
+const stopGrace = lock.DefaultGrace + 5*time.Second
 
 // storeCommand runs fn on every host with the store. The first interrupt
 // ends at once the hosts not reached yet, closes stop for the others (the

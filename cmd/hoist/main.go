@@ -81,7 +81,7 @@ func (a *app) execute(args []string) int {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return exitStatus(verdict{err: err, signal: a.signal, hosts: a.outcomes})
+	return exitStatus(exitInputs{err: err, signal: a.signal, hosts: a.outcomes})
 }
 
 // say prints a message about host for people on stderr, unless --quiet.

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/shellcmd"
 )
 
 var holder = lock.State{Store: true, Locked: true, RecordOK: true,
-	Record: shellcmd.Record{Who: "bob@laptop", Command: "hoist run -- make", Since: time.Now()}}
+	Record: lock.Record{Who: "bob@laptop", Command: "hoist run -- make", Since: time.Now()}}
 
 // TestProgressPlainLines: not on a terminal, a push says each step once, in
 // a line of its own, and -q says nothing.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -67,15 +67,15 @@ func (a *app) targetsOnce() (out, repeated []string, err error) {
 	return out, repeated, nil
 }
 
-func (a *app) storeRoot() (shellcmd.Root, error) {
+func (a *app) storeRoot() (lock.Root, error) {
 	s := a.g.root
 	if s == "" {
 		s = os.Getenv("HOIST_ROOT")
 	}
 	if s == "" {
-		return shellcmd.DefaultRoot, nil
+		return lock.DefaultRoot, nil
 	}
-	r, err := shellcmd.ParseRoot(s)
+	r, err := lock.ParseRoot(s)
 	if err != nil {
 		return r, usageErr("--root %q: %v", s, err)
 	}

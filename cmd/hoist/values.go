@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoistdev/hoist/shellcmd"
+	"github.com/hoistdev/hoist/lock"
 )
 
 // The flag values of hoist's own: pflag's StringSlice would split -i and -o
@@ -196,7 +196,7 @@ type leaseValue struct{ p *time.Duration }
 
 func (v leaseValue) Set(s string) error {
 	d, err := parseDuration(s)
-	if err != nil || d < shellcmd.MinLease || d > shellcmd.MaxLease || d%time.Second != 0 {
+	if err != nil || d < lock.MinLease || d > lock.MaxLease || d%time.Second != 0 {
 		return fmt.Errorf("a lease is whole seconds from 2s to 115 days (9999999s), as 90s, 20m or 2h")
 	}
 	*v.p = d
@@ -205,7 +205,7 @@ func (v leaseValue) Set(s string) error {
 
 func (v leaseValue) String() string {
 	if v.p == nil || *v.p == 0 {
-		return shellcmd.DefaultStale.String()
+		return lock.DefaultLease.String()
 	}
 	return v.p.String()
 }

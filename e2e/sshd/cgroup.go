@@ -25,12 +25,14 @@ func cgroup2Mount() (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	// mountinfoSep ends a mountinfo line's optional tags.
+	const mountinfoSep = "-"
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER
 		fields := strings.Fields(sc.Text())
 		for i, f := range fields {
-			if f == "-" && i+1 < len(fields) && i > 4 {
+			if f == mountinfoSep && i+1 < len(fields) && i > 4 {
 				if fields[i+1] == "cgroup2" {
 					return fields[4], nil
 				}

@@ -14,7 +14,6 @@ import (
 	"al.essio.dev/pkg/shellescape"
 
 	"github.com/hoistdev/hoist/lock"
-	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -134,7 +133,7 @@ func testUnparsableRecord(t *testing.T, e *env) {
 func testPreviousBootRecord(t *testing.T, e *env) {
 	l := e.lock()
 	a := e.acquire(l)
-	facts := l.Host().Facts()
+	facts := l.Facts()
 	if facts == nil || facts.BootID == "" || facts.Machine == "" {
 		t.Skip("this host has no readable boot_id or machine id: the previous-boot rule does not apply")
 	}
@@ -539,7 +538,7 @@ func testHostileRoot(t *testing.T, e *env) {
 	pwned := e.dir + "/pwned"
 	name := "sp ace 'q\"uote $(touch " + pwned + ") `touch " + pwned + "` ;x\nnew\\line -n"
 	hostile := e.dir + "/" + name + "/-rf"
-	e.root = shellcmd.Root{Path: hostile}
+	e.root = lock.Root{Path: hostile}
 	l := e.lock()
 	h := e.acquire(l)
 	s, err := l.Status(e.ctx())

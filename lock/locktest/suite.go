@@ -72,14 +72,14 @@ type env struct {
 	t      *testing.T
 	target Target
 	tr     transport.Transport
-	root   shellcmd.Root
+	root   lock.Root
 	dir    string // the root as an absolute path on the host
 }
 
 func newEnv(t *testing.T, target Target) *env {
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
 	dir := path.Join(target.Dir, fmt.Sprintf("%s-%d", name, time.Now().UnixNano()))
-	e := &env{t: t, target: target, tr: target.Dial(t), dir: dir, root: shellcmd.Root{Path: dir}}
+	e := &env{t: t, target: target, tr: target.Dial(t), dir: dir, root: lock.Root{Path: dir}}
 	t.Cleanup(func() { e.tr.Close() })
 	return e
 }
@@ -88,7 +88,7 @@ func newEnv(t *testing.T, target Target) *env {
 func (e *env) lock() *lock.Lock {
 	tr := e.target.Dial(e.t)
 	e.t.Cleanup(func() { tr.Close() })
-	l := lock.New(remote.New(tr), e.root)
+	l := lock.New(tr, e.root)
 	l.Owner.Command = "locktest " + e.t.Name()
 	return l
 }

@@ -1,7 +1,7 @@
 # The delta: files the host already has are reused instead of sent. The
 # client lists the files of the runtime worth reusing (hp_reuse: a
-# "<sha256>-<mode>" line each, the store's PoolName, for each file of
-# ShareMin bytes or more), and every runtime promoted here lists its own
+# "<sha256>-<mode>" line each, the store's ReuseName, for each file of
+# ReuseMin bytes or more), and every runtime promoted here lists its own
 # (runtimes/.files/<id>: one "sha256 mode path" line per file, written by
 # h_promote). h_reuse finds the files both name (h_reuse_map), copies them
 # into the stage's pool/ (h_reuse_copy), and says each copy whose digest
@@ -14,7 +14,7 @@
 # h_reuse: the delta, in the stage (h_enter): pool/<id>/<path> gets a copy
 # of each file of this runtime (hp_reuse) that a runtime here (<id>) holds
 # with the same digest and mode, and each verified copy is said with REUSED
-# PoolName path. Copies nothing when the client lists nothing, no runtime
+# ReuseName path. Copies nothing when the client lists nothing, no runtime
 # here lists its files, or the host cannot verify a copy (h_shatool).
 h_reuse() {
 	[ -n "$hp_reuse" ] && [ -d "$h_store/.files" ] || return 0
@@ -26,7 +26,7 @@ h_reuse() {
 	rm -f pool.map pool.perm
 }
 
-# h_reuse_map: writes pool.map, "id<TAB>PoolName<TAB>path" for the first
+# h_reuse_map: writes pool.map, "id<TAB>ReuseName<TAB>path" for the first
 # runtime here (by its list, runtimes/.files/<id>: a plain file named by an
 # id, whose runtime is a directory) that holds each file listed; paths that
 # climb out or are absolute are left out. Makes the pool (h_pd). Fails when
@@ -109,7 +109,7 @@ h_reuse_copy() {
 	fi
 }
 
-# h_reuse_verify: says REUSED PoolName path for each copy in the pool that
+# h_reuse_verify: says REUSED ReuseName path for each copy in the pool that
 # is what pool.map says it is: a plain file of that mode and that SHA-256
 # (h_shafind). One that is not is not reused, and travels.
 h_reuse_verify() {

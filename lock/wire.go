@@ -9,19 +9,43 @@ import (
 	"github.com/hoistdev/hoist/transport"
 )
 
-// Params returns what every fragment on this lock needs, with a new token.
-// Package store builds its fragments on it.
-// With Hold set they work under that manual hold.
-func (l *Lock) Params() shellcmd.Params { return l.working() }
+// Wire is the plumbing between package lock and package store, whose
+// operations are host commands on a lock's store: it gives them the lock's
+// parameters, runs them with the lock's waiting events and reads the lock's
+// part of their replies. A library user has no use for it: package store's
+// operations are the API.
+//
+// Its types are hoist's wire layer (packages shellcmd and remote), which
+// promise no compatibility, and so does Wire. It is exported only because
+// package store is another package: an internal/ folder of lock's could be
+// imported by lock's own subfolders only, and hoist's top level, where a
+// folder both could import would go, is fixed.
+type Wire struct{ l *Lock }
 
-// Under runs a fragment that waits for the lock on the host, works under it
-// and has the host release it (package store's promote, activate, pin, gc).
-// It reports the waiting events like Acquire, and a closed stop makes the
-// host stop waiting. The reply's verdicts are the caller's to read; see
-// [Lock.Err] for the common ones.
-func (l *Lock) Under(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
-	return l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, nil)
+// Wire returns l's plumbing for package store (see [Wire]).
+func (l *Lock) Wire() Wire { return Wire{l} }
+
+// Params returns what every fragment on this lock needs, with a new token,
+// or, with [Lock.Hold] set, the manual hold's.
+func (w Wire) Params() shellcmd.Params { return w.l.working() }
+
+// Exec runs a fragment on the lock's host. One that waits for the lock on
+// the host, works under it and has the host release it (package store's
+// promote, activate, pin, gc) reports the waiting events like
+// [Lock.Acquire], and a closed stop makes the host stop waiting. The
+// reply's verdicts are the caller's to read; [Wire.ReplyError] reads the lock's.
+func (w Wire) Exec(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-chan struct{}) (*remote.Reply, error) {
+	return w.l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, nil)
 }
+
+// ReplyError reads the lock's part of a reply: a *BusyError, ErrAbandoned,
+// ErrNoStore, a *LostError (fencing found the lock taken over, or the
+// release did), a *NotHolderError (under a manual hold whose token the
+// store's lock did not have when the command began), a *HostError, or nil
+// when the reply holds none of them. A reply without any verdict is an
+// error too, and one that took the lock without saying it released it is
+// an unknown outcome.
+func (w Wire) ReplyError(r *remote.Reply, op string) error { return w.l.replyErr(r, op) }
 
 // waiting runs a fragment that may wait for the lock on the host, with this
 // client's control channel on its stdin: a closed stop sends "stop", and
@@ -50,7 +74,7 @@ func (l *Lock) waiting(ctx context.Context, call remote.Call, ev Events, stop <-
 		}
 		l.progress(v, ev)
 	}
-	return l.host.Exec(ctx, call)
+	return l.exec(ctx, call)
 }
 
 // lost reads a LOST verdict's holder: the lock someone else holds now.
@@ -80,14 +104,8 @@ func (l *Lock) lostUnder(h shellcmd.Holder, mine string, acquired bool) error {
 	return &NotHolderError{Token: l.Hold, Holder: e.Holder}
 }
 
-// Err reads the lock's part of a reply to a fragment run with Under: a
-// *BusyError, ErrAbandoned, ErrNoStore, a *LostError (fencing found the lock
-// taken over, or the release did), a *NotHolderError (under a manual hold
-// whose token the store's lock did not have when the command began), a
-// *HostError, or nil when the reply holds none of them. A reply without any
-// verdict is an error too, and one that took the lock without saying it
-// released it is an unknown outcome.
-func (l *Lock) Err(r *remote.Reply, op string) error {
+// replyErr is [Wire.ReplyError].
+func (l *Lock) replyErr(r *remote.Reply, op string) error {
 	acquired, released, mine := false, false, l.Hold
 	for _, v := range r.Verdicts {
 		switch v.Verb {
