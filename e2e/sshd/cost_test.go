@@ -30,9 +30,17 @@ func TestCgroupCountsOrphans(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("ssh: status %d, output %q", status, out)
 	}
+	// The orphan says its time as it ends: wait for that, then for the
+	// host to be back to its idle processes.
+	var said string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if said = harness.ReadFrom(orphan, 0); strings.HasSuffix(said, "\n") || time.Now().After(deadline) {
+			break
+		}
+	}
 	h.WaitRunning(t, idle)
 	spent := h.CPU(t) - before
-	own := ticks(t, out) + ticks(t, harness.ReadFrom(orphan, 0))
+	own := ticks(t, out) + ticks(t, said)
 	// Each shell's ticks round its own time; allow one tick for each.
 	if spent < own-20*time.Millisecond {
 		t.Errorf("the host's cgroup says %v, less than the two shells' own %v", spent, own)
