@@ -9,9 +9,11 @@ import (
 	"github.com/hoistdev/hoist/transport"
 )
 
-// Params returns what every fragment on this lock needs, with a new token.
-// Package store builds its fragments on it.
-// With Hold set they work under that manual hold.
+// Params returns what every fragment on this lock needs, with new tokens: a
+// first and its spares, which a command that takes the lock may go on with
+// (docs/protocol.md, Create); one Params for one command. Package store
+// builds its fragments on it. With Hold set they work under that manual
+// hold.
 func (l *Lock) Params() shellcmd.Params { return l.working() }
 
 // Under runs a fragment that waits for the lock on the host, works under it

@@ -51,6 +51,12 @@ type Params struct {
 	Root Root
 	// Token is the lock owner token this command acquires with or acts for.
 	Token string
+	// Spares are the tokens a waiting acquire goes on with, in order, after
+	// an attempt whose fate it cannot tell (its token is spent: it may
+	// have been published and taken, and is never published again). The
+	// ACQUIRED verdict names the token the host holds the lock with, and
+	// the command's scratch directory, runs/<token>, takes its name.
+	Spares []string
 	// Record is the client's part of the owner record (see [Record.Encode]).
 	Record string
 	// Wait bounds how long the host waits for the lock.
@@ -176,6 +182,7 @@ func Render(op *Op, p Params) Fragment {
 	assign(&b, "h_rootp", p.Root.Path)
 	b.WriteString("h_storedir=" + StoreDir + " h_lockname=" + LockName + " h_runsdir=" + RunsDir + "\n")
 	assign(&b, "h_me", orDash(p.Token))
+	assign(&b, "h_spares", strings.Join(p.Spares, " "))
 	assign(&b, "h_rec", p.Record)
 	fmt.Fprintf(&b, "h_wait=%d\nh_stale=%d\nh_lease=%d\nh_grace=%d\nh_keepruns=%d\n", seconds(p.Wait),
 		seconds(orDefault(p.Stale, DefaultStale)), seconds(orDefault(p.Lease, DefaultStale)),
