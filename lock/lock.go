@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -141,12 +142,35 @@ func (l *Lock) params(token string) shellcmd.Params {
 	return p
 }
 
-// working is the params of a command that works under the lock: with a new
-// token, or under the manual hold l.Hold (then its scratch directory gets a
+// spareTokens is how many tokens a command that waits for the lock brings
+// besides its first: after an attempt whose token is spent
+// (docs/protocol.md, Create) the host goes on with the next, and when none
+// is left the acquire ends busy.
+const spareTokens = 4
+
+// acquiring is the params of a command that may take the lock: a new token
+// and new spares, none of them ever sent before.
+func (l *Lock) acquiring() shellcmd.Params {
+	p := l.params(uuid.NewString())
+	p.Spares = make([]string, spareTokens)
+	for i := range p.Spares {
+		p.Spares[i] = uuid.NewString()
+	}
+	return p
+}
+
+// ours reports whether token is one the command of p may hold the lock
+// with: its token or one of its spares.
+func ours(p shellcmd.Params, token string) bool {
+	return token != "" && (token == p.Token || slices.Contains(p.Spares, token))
+}
+
+// working is the params of a command that works under the lock: with new
+// tokens, or under the manual hold l.Hold (then its scratch directory gets a
 // name of its own, since several commands may work under one hold).
 func (l *Lock) working() shellcmd.Params {
 	if l.Hold == "" {
-		return l.params(uuid.NewString())
+		return l.acquiring()
 	}
 	p := l.params(l.Hold)
 	p.Hold, p.Run = true, uuid.NewString()
@@ -188,7 +212,7 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 // received the token, so an acquire whose client went away leaves nothing
 // behind.
 func (l *Lock) Acquire(ctx context.Context, wait time.Duration, ev Events) (*Held, error) {
-	p := l.params(uuid.NewString())
+	p := l.acquiring()
 	p.Wait = wait
 	return l.acquire(ctx, p, ev)
 }
@@ -197,23 +221,26 @@ func (l *Lock) Acquire(ctx context.Context, wait time.Duration, ev Events) (*Hel
 // never waits. It returns ErrNoStore, without creating anything, when the
 // store does not exist, and a *BusyError when the lock is held.
 func (l *Lock) TryAcquire(ctx context.Context, ev Events) (*Held, error) {
-	p := l.params(uuid.NewString())
+	p := l.acquiring()
 	p.Try = true
 	return l.acquire(ctx, p, ev)
 }
 
 func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held, error) {
-	held := &Held{Token: p.Token}
+	// The token the host holds the lock with is the one ACQUIRED names:
+	// the first, or a spare after a spent attempt.
+	held := &Held{}
 	acked := false
 	var confirmErr error
 	r, err := l.waiting(ctx, remote.Call{Fragment: shellcmd.Render(shellcmd.OpAcquire, p)}, ev, nil, func(v shellcmd.Verdict, ctl *control) {
 		switch v.Verb {
 		case shellcmd.VerbAcquired:
-			if v.Token() != p.Token {
+			if held.Token != "" || !ours(p, v.Token()) {
 				break
 			}
+			held.Token = v.Token()
 			if ev.Confirm != nil {
-				if confirmErr = ev.Confirm(p.Token); confirmErr != nil {
+				if confirmErr = ev.Confirm(held.Token); confirmErr != nil {
 					ctl.close() // EOF: the host releases what it took
 					break
 				}
@@ -230,14 +257,14 @@ func (l *Lock) acquire(ctx context.Context, p shellcmd.Params, ev Events) (*Held
 	}
 	if err != nil {
 		if acked && isUnknown(err) {
-			return nil, &UnknownError{Token: p.Token, Err: err}
+			return nil, &UnknownError{Token: held.Token, Err: err}
 		}
 		return nil, err
 	}
 	v := r.Last()
 	switch v.Verb {
 	case shellcmd.VerbHolding:
-		if v.Token() == p.Token {
+		if held.Token != "" && v.Token() == held.Token {
 			return held, nil
 		}
 	case shellcmd.VerbBusy:

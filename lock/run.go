@@ -44,9 +44,11 @@ type RunOptions struct {
 
 // RunResult is what the host reported about a run.
 type RunResult struct {
-	// ID names the run's record on the host (hoist logs ID).
+	// ID names the run's record on the host (hoist logs ID): its token,
+	// or under a manual hold a name of its own.
 	ID string
-	// Token is the owner token the run held the lock with.
+	// Token is the owner token the run held the lock with: the first it
+	// sent, or a spare after a spent attempt (the host said which).
 	Token string
 	// Started reports whether the command started.
 	Started bool
@@ -70,6 +72,10 @@ type RunResult struct {
 	// again.
 	Reattached int
 	released   bool
+	// next are the spare tokens the host may have gone on with while this
+	// client did not hear from it: the run's directory takes the name of
+	// each in turn (docs/protocol.md, Create).
+	next []string
 }
 
 // Run acquires the lock, runs argv and releases the lock in one host command
@@ -95,9 +101,9 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	p.Grace = cmp.Or(opts.Grace, DefaultGrace)
 	p.Argv = argv
 	p.RunInfo = shellcmd.RunInfo(l.Owner.Who, argv)
-	res := &RunResult{Token: p.Token, ID: p.Token}
+	res := &RunResult{Token: p.Token, ID: p.Token, next: p.Spares}
 	if p.Run != "" {
-		res.ID = p.Run
+		res.ID, res.next = p.Run, nil
 	}
 	out := &counter{w: orDiscard(opts.Stdout)}
 	errw := &counter{w: orDiscard(opts.Stderr)}
@@ -111,6 +117,12 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		switch v.Verb {
 		case shellcmd.VerbAcquired:
 			acquired = true
+			if ours(p, v.Token()) {
+				res.Token, res.next = v.Token(), nil
+				if p.Run == "" {
+					res.ID = res.Token
+				}
+			}
 		case shellcmd.VerbStolen:
 			s := l.state(v.Holder())
 			res.Stolen = &s
@@ -128,10 +140,10 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 				res.ReleaseErr = hostError(v)
 			}
 		case shellcmd.VerbLost:
-			res.Lost = l.lostAs(v.Holder(), p.Token)
+			res.Lost = l.lostAs(v.Holder(), res.Token)
 		case shellcmd.VerbNotHeld:
 			// Nothing to release: someone removed the lock meanwhile.
-			res.Lost = l.lostAs(shellcmd.Holder{}, p.Token)
+			res.Lost = l.lostAs(shellcmd.Holder{}, res.Token)
 		case shellcmd.VerbExit:
 			res.Status = v.ExitStatus()
 			res.Exited = true
@@ -168,7 +180,7 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 	case shellcmd.VerbAbandoned:
 		return res, ErrAbandoned
 	case shellcmd.VerbLost:
-		err := l.lostUnder(v.Holder(), p.Token, acquired)
+		err := l.lostUnder(v.Holder(), res.Token, acquired)
 		var nh *NotHolderError
 		if errors.As(err, &nh) {
 			res.Lost = nil // never had it, so not lost
@@ -205,7 +217,15 @@ func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter,
 		if opts.Reattached != nil {
 			opts.Reattached(i)
 		}
-		err = l.on(tr).follow(ctx, res, out, errw, opts)
+		other := l.on(tr)
+		err = other.follow(ctx, res, out, errw, opts)
+		for errors.Is(err, ErrNoRun) && !res.Started && len(res.next) > 0 {
+			// Not under this name: the host may have gone on with the
+			// next token, and the directory left this name for that one
+			// in one rename.
+			res.ID, res.Token, res.next = res.next[0], res.next[0], res.next[1:]
+			err = other.follow(ctx, res, out, errw, opts)
+		}
 		switch {
 		case errors.Is(err, ErrNoRun) && !res.Started:
 			return fmt.Errorf("contact was lost before the command started, and the host did not start it (%v)", cause)
@@ -237,7 +257,12 @@ func (l *Lock) follow(ctx context.Context, res *RunResult, out, errw *counter, o
 }
 
 func unknownRun(res *RunResult, cause error) error {
-	return transport.UnknownOutcome(fmt.Errorf("%v; the run %s may still be running on the host, which releases the lock when it ends; follow it with hoist logs -f %s", cause, res.ID, res.ID))
+	other := ""
+	if len(res.next) > 0 {
+		// It may have gone on with a spare token, under that id.
+		other = " (or, if the host had to take another token, under the id hoist runs lists for it once it started)"
+	}
+	return transport.UnknownOutcome(fmt.Errorf("%v; the run %s may still be running on the host, which releases the lock when it ends; follow it with hoist logs -f %s%s", cause, res.ID, res.ID, other))
 }
 
 // counter counts the bytes written through it: the offsets a reattached

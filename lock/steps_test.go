@@ -132,35 +132,66 @@ func (e *stepEnv) age() {
 // step; go lets it on and waits for fn's error.
 func (e *stepEnv) stopped(l *lock.Lock, step string, fn func() error) (goOn func() error) {
 	e.t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	at := filepath.Join(lock.PauseDir(l), step+".at")
+	p := e.start(l, fn)
+	p.reach(step)
+	return func() error {
+		p.let(step)
+		return p.wait()
+	}
+}
+
+// pausedRun is fn running in the background with l's command stopping at
+// each step l.Pause names, which the test lets go one by one.
+type pausedRun struct {
+	e    *stepEnv
+	l    *lock.Lock
+	done chan error
+}
+
+func (e *stepEnv) start(l *lock.Lock, fn func() error) *pausedRun {
+	p := &pausedRun{e: e, l: l, done: make(chan error, 1)}
+	go func() { p.done <- fn() }()
+	return p
+}
+
+// reach returns once the command stands at step.
+func (p *pausedRun) reach(step string) {
+	p.e.t.Helper()
+	at := filepath.Join(lock.PauseDir(p.l), step+".at")
 	end := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(at); err == nil {
-			break
+			return
 		}
 		select {
-		case err := <-done:
-			e.t.Fatalf("the command ended before reaching %s: %v", step, err)
+		case err := <-p.done:
+			p.e.t.Fatalf("the command ended before reaching %s: %v", step, err)
 		default:
 		}
 		if time.Now().After(end) {
-			e.t.Fatalf("the command did not reach %s", step)
+			p.e.t.Fatalf("the command did not reach %s", step)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return func() error {
-		if err := os.WriteFile(filepath.Join(lock.PauseDir(l), step+".go"), nil, 0o600); err != nil {
-			e.t.Fatal(err)
-		}
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			e.t.Fatalf("the command did not finish after %s", step)
-			return nil
-		}
+}
+
+// let lets the command on from step (and past it whenever it comes again).
+func (p *pausedRun) let(step string) {
+	p.e.t.Helper()
+	if err := os.WriteFile(filepath.Join(lock.PauseDir(p.l), step+".go"), nil, 0o600); err != nil {
+		p.e.t.Fatal(err)
+	}
+}
+
+// wait returns fn's error.
+func (p *pausedRun) wait() error {
+	p.e.t.Helper()
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(30 * time.Second):
+		p.e.t.Fatal("the command did not finish")
+		return nil
 	}
 }
 
@@ -238,11 +269,14 @@ var stepTests = []struct {
 	}},
 	// A creator stopped after its rename and before its look, long enough
 	// for its new lock to be taken as stale: its token is spent, and the
-	// acquire ends instead of publishing a second lock of that token, which
-	// a steal judged on the first could take from a live holder.
+	// acquire goes on with a spare token instead of publishing a second
+	// lock of that one, which a steal judged on the first could take from
+	// a live holder.
 	{"create.renamed", func(e *stepEnv) {
 		a := e.lock("create.renamed")
-		goOn := e.stopped(a, "create.renamed", func() error { _, err := a.Acquire(e.ctx(), time.Minute, lock.Events{}); return err })
+		var held *lock.Held
+		goOn := e.stopped(a, "create.renamed", func() (err error) { held, err = a.Acquire(e.ctx(), time.Minute, lock.Events{}); return err })
+		first := e.holder()
 		e.age()
 		bl := e.lock()
 		b := e.acquire(bl)
@@ -251,8 +285,13 @@ var stepTests = []struct {
 		if err := bl.Release(e.ctx(), b.Token); err != nil {
 			e.t.Fatal(err)
 		}
-		wantBusyErr(e.t, goOn())
-		e.checkHeldBy("")
+		if err := goOn(); err != nil {
+			e.t.Fatalf("the creator whose lock was taken, with its wait left and the lock free: %v", err)
+		}
+		if held.Token == first {
+			e.t.Fatalf("the creator holds the lock with %s, its spent token %s", held.Token, first)
+		}
+		e.checkHeldBy(held.Token)
 	}},
 	// A stealer stopped after judging a stale lock: another client steals
 	// it and holds a fresh lock; the first one's move then fails.

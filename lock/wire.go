@@ -25,8 +25,10 @@ type Wire struct{ l *Lock }
 // Wire returns l's plumbing for package store (see [Wire]).
 func (l *Lock) Wire() Wire { return Wire{l} }
 
-// Params returns what every fragment on this lock needs, with a new token,
-// or, with [Lock.Hold] set, the manual hold's.
+// Params returns what every fragment on this lock needs, with new tokens: a
+// first and its spares, which a command that takes the lock may go on with
+// (docs/protocol.md, Create); one Params for one command. With [Lock.Hold]
+// set they work under that manual hold.
 func (w Wire) Params() shellcmd.Params { return w.l.working() }
 
 // Exec runs a fragment on the lock's host. One that waits for the lock on

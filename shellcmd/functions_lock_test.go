@@ -228,6 +228,111 @@ rm() { command rm "$@"; if [ -d "$h_lock/` + fnOther + `" ]; then command rm -rf
 	})
 }
 
+// Spare tokens, as the client sends them after its first (hp_spares).
+const (
+	fnSpare1 = "dddddddd-4444-4444-8444-dddddddddddd"
+	fnSpare2 = "eeeeeeee-5555-4555-8555-eeeeeeeeeeee"
+)
+
+// fnSpentTimes is an h_step double: the first n creations of the lock are
+// taken and cleared just after their rename, before h_create looks (their
+// attempts are spent); each token published is logged in published.
+func fnSpentTimes(n int, published string) string {
+	return `h_t_n=0
+h_step() {
+	case $1 in create.renamed)
+		ls "$h_lock" >>'` + published + `'
+		if [ "$h_t_n" -lt ` + strconv.Itoa(n) + ` ]; then
+			h_t_n=$((h_t_n + 1))
+			rm -rf "$h_lock"
+		fi ;;
+	esac
+}`
+}
+
+// TestShAcquireAfterSpentAttempts: an attempt whose directory is gone when
+// h_create looks is spent, and the acquire goes on with the next spare
+// token, renaming its scratch directory after it first; no token is
+// published twice. When the spares run out, or the scratch directory
+// cannot take the spare's name, it ends BUSY.
+func TestShAcquireAfterSpentAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spent  int
+		taken  string // runs/<spare> there already
+		rc     int
+		me     string
+		tokens []string // published, in order
+	}{
+		{name: "spent twice, two spares", spent: 2, rc: 0, me: fnSpare2, tokens: []string{fnMe, fnSpare1, fnSpare2}},
+		{name: "spent three times, two spares", spent: 3, rc: 1, me: fnSpare2, tokens: []string{fnMe, fnSpare1, fnSpare2}},
+		{name: "the spare's scratch name is taken", spent: 1, taken: fnSpare1, rc: 1, me: fnMe, tokens: []string{fnMe}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, _, runs := fnPaths(root)
+				fnMkdir(t, store)
+				fnMkdir(t, runs+"/"+fnMe)
+				if tc.taken != "" {
+					fnMkdir(t, runs+"/"+tc.taken)
+				}
+				published := t.TempDir() + "/published"
+				r := fnRun{fns: []string{"h_acquire"}, defs: fnSpentTimes(tc.spent, published),
+					vars: map[string]string{"h_scr": runs + "/" + fnMe, "hp_spares": fnSpare1 + " " + fnSpare2},
+					call: "h_acquire 30"}.do(t, sh, root)
+				if r.rc != tc.rc || (tc.rc == 0) != (len(r.said) == 0) || tc.rc == 1 && (len(r.said) != 1 || !strings.HasPrefix(r.said[0], "BUSY ")) {
+					t.Fatalf("%s: h_acquire = %d, said %q; want %d", sh[0], r.rc, r.said, tc.rc)
+				}
+				scr := runs + "/" + tc.me
+				fnWantVars(t, sh, r, map[string]string{"hp_me": tc.me, "hp_rid": tc.me, "h_scr": scr})
+				if _, err := os.Stat(scr); err != nil {
+					t.Errorf("%s: the scratch directory is not at %s: %v", sh[0], scr, err)
+				}
+				if tc.me != fnMe {
+					if _, err := os.Stat(runs + "/" + fnMe); err == nil {
+						t.Errorf("%s: the scratch directory is still under the spent token too", sh[0])
+					}
+				}
+				data, _ := os.ReadFile(published)
+				if got := strings.Fields(string(data)); !slices.Equal(got, tc.tokens) {
+					t.Errorf("%s: published %q, want %q, each once", sh[0], got, tc.tokens)
+				}
+				if tc.rc == 0 {
+					fnWantTree(t, store, fnHeldLeft(tc.me)...)
+				} else {
+					fnWantTree(t, store)
+				}
+			})
+		})
+	}
+}
+
+// TestShMarkFollowsTheScratchRename: the stdin watcher's markers go into
+// the scratch directory under whichever of the command's tokens it has
+// taken by then; a directory not named by the token (a run's under a
+// manual hold) is never looked for elsewhere.
+func TestShMarkFollowsTheScratchRename(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		_, _, runs := fnPaths(root)
+		fnMkdir(t, runs+"/"+fnSpare2)
+		vars := map[string]string{"h_scr": runs + "/" + fnMe, "hp_spares": fnSpare1 + " " + fnSpare2}
+		if r := (fnRun{fns: []string{"h_mark"}, vars: vars, call: "h_mark gone"}).do(t, sh, root); r.rc != 0 {
+			t.Fatalf("%s: h_mark into a directory renamed twice = %d", sh[0], r.rc)
+		}
+		if _, err := os.Stat(runs + "/" + fnSpare2 + "/gone"); err != nil {
+			t.Fatalf("%s: the marker is not in the renamed directory: %v", sh[0], err)
+		}
+		vars["hp_rid"] = fnThird
+		vars["h_scr"] = runs + "/" + fnThird
+		if r := (fnRun{fns: []string{"h_mark"}, vars: vars, call: "h_mark stop"}).do(t, sh, root); r.rc != 1 {
+			t.Fatalf("%s: h_mark for a directory not named by the token = %d, want 1", sh[0], r.rc)
+		}
+		if _, err := os.Stat(runs + "/" + fnSpare2 + "/stop"); err == nil {
+			t.Fatalf("%s: a marker went into a directory named by a spare token", sh[0])
+		}
+	})
+}
+
 // TestShAcquireOnAMissingStore: a lock that cannot be created, and is not
 // there, three polls running, is a store that is missing or cannot be
 // written: ERROR mkdir with mkdir's own words.

@@ -42,7 +42,7 @@ const (
 
 // fnDump lists the variables every run prints.
 var fnDump = []string{"h_kind", "h_tok", "h_line", "h_rp", "h_odd", "h_oddwhy", "h_r_tok", "h_r_mach",
-	"h_r_boot", "h_r_ns", "h_r_init", "h_why", "h_a", "h_lasterr", "h_par"}
+	"h_r_boot", "h_r_ns", "h_r_init", "h_why", "h_a", "h_lasterr", "h_par", "hp_me", "hp_rid", "h_scr"}
 
 // fnRun is one run of shell functions.
 type fnRun struct {

@@ -53,6 +53,12 @@ type Params struct {
 	Root Root
 	// Token is the lock owner token this command acquires with or acts for.
 	Token string
+	// Spares are the tokens a waiting acquire goes on with, in order, after
+	// an attempt whose fate it cannot tell (its token is spent: it may
+	// have been published and taken, and is never published again). The
+	// ACQUIRED verdict names the token the host holds the lock with, and
+	// the command's scratch directory, runs/<token>, takes its name.
+	Spares []string
 	// Record is the client's part of the owner record (see [Record.Encode]).
 	Record string
 	// Wait bounds how long the host waits for the lock.
@@ -208,6 +214,7 @@ func (p Params) values() []param {
 		{"lockname", LockName},
 		{"runsdir", RunsDir},
 		{"me", orDash(p.Token)},
+		{"spares", strings.Join(p.Spares, " ")},
 		{"rec", p.Record},
 		{"wait", n(seconds(p.Wait))},
 		{"stale", n(seconds(orDefault(p.Stale, DefaultStale)))},

@@ -214,7 +214,9 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	if opts.Uploaded != nil {
 		opts.Uploaded(res.Uploaded)
 	}
-	p.Sum, p.Token = sum, s.wire().Params().Token
+	// The promotion may take the lock: tokens of its own, spares too.
+	q := s.wire().Params()
+	p.Sum, p.Token, p.Spares = sum, q.Token, q.Spares
 	r, err = s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
 	res.Execs++
 	if err != nil {

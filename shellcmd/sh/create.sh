@@ -8,8 +8,10 @@
 # it (moving it out again could leave the lock empty, which reads as an
 # earlier version's ownerless lock). Returns 0 when the lock is ours, 1 when
 # it is not (h_lasterr says why when the store cannot be written), 2 when
-# the record could not be written, 3 when this token was published and
-# taken before it could look: the acquire must end.
+# the record could not be written, 3 when the attempt is spent: its
+# directory is gone from both places, published and taken before the look,
+# or landed in a lock that was cleared before it; the two look alike, so
+# this token is never published again (h_nexttoken).
 h_create() {
 	h_new=$h_lock.new-$hp_me
 	# In a store a team shares (writable by its group), the lock's
@@ -45,10 +47,10 @@ h_create() {
 		if [ -f "$h_lock/$hp_me/rec" ]; then
 			return 0
 		fi
-		# Renamed into place (not into a lock that appeared meanwhile,
-		# which the next clear removes) and already taken: this token is
-		# spent. A lock of the same token again would be open to a steal
-		# judged on the first.
+		# Gone from both places: renamed into place and already taken,
+		# or into a lock that appeared meanwhile and was cleared since.
+		# Either way this token is spent: a lock of the same token again
+		# would be open to a steal judged on the first.
 		if [ ! -d "$h_new" ] && [ ! -d "$h_lock/${h_new##*/}" ]; then
 			h_lasterr=
 			return 3

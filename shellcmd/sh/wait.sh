@@ -1,21 +1,33 @@
 # h_watch: the client keeps its end of stdin open for the whole command, so EOF
 # means it went away (killed, disconnected or detached). A line "stop" asks to
 # stop the command (the guardian does, h_guard); "ack" confirms that a manual hold reached the client. The
-# reader runs in the background and only leaves marker files in h_scr; its
-# output goes nowhere, so it never holds the channel open.
+# reader runs in the background and only leaves marker files in h_scr
+# (h_mark); its output goes nowhere, so it never holds the channel open.
 h_watch() {
 	exec 5<&0
 	{
 		while IFS= read -r h_l; do
 			case $h_l in
-			stop) true >"$h_scr/stop" ;;
-			ack) true >"$h_scr/ack" ;;
+			stop | ack) h_mark "$h_l" ;;
 			esac
 		done
-		true >"$h_scr/gone"
+		h_mark gone
 	} <&5 >/dev/null 2>&1 &
 	h_wpid=$!
 	exec 5<&- </dev/null
+}
+
+# h_mark NAME: the watcher's marker NAME in the scratch directory, which
+# h_nexttoken may have renamed meanwhile after each spare token in turn:
+# the file goes under the first of the names that takes it, since one
+# rename moves the directory from a name to the next and never back.
+h_mark() {
+	true 2>/dev/null >"$h_scr/$1" && return 0
+	[ "$hp_rid" = "$hp_me" ] || return 1
+	for h_mt in $hp_spares; do
+		true 2>/dev/null >"$h_runs/$h_mt/$1" && return 0
+	done
+	return 1
 }
 
 # h_left: the client went away or asked to stop.
@@ -53,8 +65,10 @@ h_acquire() {
 				return 2
 				;;
 			3)
-				h_spent
-				return 1
+				if ! h_nexttoken; then
+					h_spent
+					return 1
+				fi
 				;;
 			esac
 			# Could not be created (h_create said why) and not there,
@@ -116,10 +130,32 @@ h_acquire() {
 	return 0
 }
 
-# h_spent: this acquire's token was published and taken before it could
-# look (it stalled past the stale period in between): it ends as if the
-# wait had, naming the lock as it is now. The client tries again with a new
-# token.
+# h_nexttoken: this attempt's token is spent (h_create returned 3): the
+# wait goes on with the next spare token the client sent (hp_spares), which
+# ACQUIRED will name. The command's scratch directory is renamed after it
+# first, before any lock of the new token can exist: the exited rule finds
+# a holder's command group at runs/<token>, and a run's id is its token.
+# A client that lost contact follows the run by its tokens in order: the
+# directory left one name for the next in one rename. Returns 1 when no
+# spare is left or the rename cannot be made.
+h_nexttoken() {
+	h_tn=${hp_spares%% *}
+	hp_spares=${hp_spares#"$h_tn"}
+	hp_spares=${hp_spares# }
+	h_isuuid "$h_tn" || return 1
+	if [ -n "$h_scr" ] && [ "$hp_rid" = "$hp_me" ]; then
+		h_ts=$h_runs/$h_tn
+		if [ -e "$h_ts" ] || [ -L "$h_ts" ] || ! mv "$h_scr" "$h_ts" 2>/dev/null; then
+			return 1
+		fi
+		h_scr=$h_ts hp_rid=$h_tn
+	fi
+	hp_me=$h_tn
+}
+
+# h_spent: this acquire's last token was spent too (h_nexttoken): it ends
+# as if the wait had, naming the lock as it is now. The client tries again
+# with new tokens.
 h_spent() {
 	h_sample
 	h_stealable
@@ -144,6 +180,7 @@ h_judge() {
 			return 2
 			;;
 		3)
+			h_nexttoken && return 1
 			h_spent
 			return 3
 			;;

@@ -32,7 +32,7 @@ func (m *Model) rule(s *State, k Kind, t Tok) Why {
 		switch {
 		case s.PrevBoot.has(t):
 			return Boot
-		case s.exited(t), m.Variant == ExitedWhileRunning && t/8 == Tok(s.Gen):
+		case s.exited(t), m.Variant == ExitedWhileRunning && genOf(t) == s.Gen:
 			return Exited
 		case s.Expired.has(t):
 			return Stale
@@ -192,7 +192,7 @@ func (m *Model) create(s *State, c int, d *desc) {
 		} else {
 			ok = s.renameOnto(me)
 			d.op("create.rename", ok, "rename L.new-$ L", me, noTok)
-			cl.Publ = ok && m.fixed()
+			cl.Publ = cl.Publ || ok && m.fixed()
 		}
 		cl.Into = false
 		next = PCreateCheck
@@ -200,20 +200,14 @@ func (m *Model) create(s *State, c int, d *desc) {
 		ok = s.Lock && s.Rec.has(me)
 		d.op("create.check", ok, "[ -f L/$/rec ]", me, noTok)
 		next = PCreateInside
-		if m.fixed() {
-			next = PCreateCleanup // what landed in L is the next clear's
-		}
 		if ok {
 			next = PHold
-		} else if cl.Publ {
-			// A lock of this token was published and taken; a
-			// lock of the same name again would be taken by a steal
-			// judged on the first. The acquire ends (a new command, a
-			// new token).
-			m.opDone(s, c)
-			return
 		}
 	case PCreateInside:
+		if m.fixed() {
+			m.spentLook(s, c, d)
+			return
+		}
 		ok = s.Lock && s.Landed.has(me)
 		d.op("create.inside", ok, "[ -d L/L.new-$ ]", me, noTok)
 		next = PCreateCleanup
@@ -236,4 +230,38 @@ func (m *Model) create(s *State, c int, d *desc) {
 		d.op("create.cleanup", ok, "rm -rf L.new-$", me, noTok)
 	}
 	cl.Pos = next
+}
+
+// spentLook is h_create's look after a rename that did not make the lock
+// its own: its prepared directory still at its name (the rename failed;
+// nobody else names it, so this look is merged with the next) or inside L
+// (it landed there, and the next clear removes it) was never published, and
+// the acquire waits on with its token. Gone from both, it was published and
+// taken, or it landed in a lock that was cleared since: the attempt is
+// spent, which the looks cannot tell from the other, and the acquire goes on
+// with its next token (h_nexttoken), or ends if it has none (h_spent). In
+// variant SpentReuse it goes on with the same token.
+func (m *Model) spentLook(s *State, c int, d *desc) {
+	cl := &s.C[c]
+	me := s.me(c)
+	spent := !s.Stage.has(me) && !(s.Lock && s.Landed.has(me))
+	d.op("create.inside", spent, "[ ! -d L.new-$ ] && [ ! -d L/L.new-$ ]", me, noTok)
+	switch {
+	case !spent:
+		cl.Pos = PCreateCleanup
+	case m.Variant == SpentReuse:
+		cl.Pos = PSample
+	case int(cl.Try) < m.Spares:
+		cl.Try++
+		cl.Publ = false
+		cl.Pos = PSample
+		if d != nil {
+			d.fx += ": spent, it goes on with " + tokName(s.me(c))
+		}
+	default:
+		if d != nil {
+			d.fx += ": spent, and no spare is left (BUSY)"
+		}
+		m.opDone(s, c)
+	}
 }

@@ -50,10 +50,15 @@ const (
 	// was taken in between: a holder whose lease ran out, and whose lock
 	// was stolen, passes its fence.
 	FenceLooksFirst
+	// SpentReuse is h_create as it is, but an acquire that finds its
+	// attempt spent waits on with the same token instead of a spare: the
+	// attempt may have been published and taken, so a second lock of that
+	// token is open to a steal judged on the first.
+	SpentReuse
 )
 
 var variantNames = [...]string{"fragments", "whole-directory steal", "check-then-release", "ownerless birth", "retry and undo",
-	"heartbeat revives", "exited while running", "fence looks first"}
+	"heartbeat revives", "exited while running", "fence looks first", "spent token reused"}
 
 func (v Variant) String() string { return variantNames[v] }
 
@@ -100,6 +105,12 @@ type Config struct {
 	// no rule lets the lock be taken already. The progress check takes every
 	// state as one where every client crashed.
 	CrashMoves bool
+	// Spares is how many spare tokens an acquire has (0 or 1, below
+	// maxTries): after an attempt it finds spent it goes on with the next,
+	// and when none is left it ends (BUSY). The fragments' clients send
+	// four; one shows the retry and the end when the spares run out, at
+	// several times the states.
+	Spares int
 	// LazyTime lets time pass only just before a sample, and only for the
 	// lock that sample looks at, instead of between any two steps: the same
 	// runs of the clients, each age set as late as it can be, so every
@@ -108,9 +119,10 @@ type Config struct {
 	LazyTime bool
 }
 
-// fixed reports whether the model is of the fragments as they are, where
-// h_create never publishes a token twice and leaves a landed directory to
-// the next h_clear (not the RetryAndUndo variant).
+// fixed reports whether h_create is the fragments' in how it looks after
+// its rename: it leaves a directory that landed inside L to the next
+// h_clear, and ends an attempt it finds spent (not the RetryAndUndo
+// variant).
 func (m *Model) fixed() bool { return m.Variant != RetryAndUndo }
 
 // Model is a Config being explored.
@@ -121,6 +133,9 @@ type Model struct {
 
 // New returns the model of cfg.
 func New(cfg Config) *Model {
+	if cfg.Spares < 0 || cfg.Spares >= maxTries {
+		panic("model: Config.Spares must be 0 or 1")
+	}
 	return &Model{Config: cfg, progress: map[progressKey]progressVerdict{}}
 }
 

@@ -28,8 +28,10 @@
 //     steal.moved (rm -f the moved record), h_clear, h_create;
 //   - h_create (create.sh): create.mkdir, create.write, create.prepared
 //     ([ ! -e L ]), create.publish (mv looks at L), create.rename,
-//     create.check ([ -f L/me/rec ]), create.inside, create.undo,
-//     create.undo-rm, create.cleanup;
+//     create.check ([ -f L/me/rec ]), create.inside ([ ! -d L.new-me ] &&
+//     [ ! -d L/L.new-me ]: the attempt is spent, and h_nexttoken goes on
+//     with a spare token, or the acquire ends), create.cleanup (and, in
+//     variant RetryAndUndo, create.undo and create.undo-rm);
 //   - h_clear (sample.sh): clear.judged (rm -f L/.owner-*), clear.glob (the
 //     expansion of L/*), clear.rmdir-token (one per word), clear.rmdir-lock;
 //   - holding: fence.aged and fence (h_owned, lease.sh: by the holder's
@@ -49,7 +51,18 @@
 // record's age only grows, and an earlier version's lock is judged by L's
 // age, its record never coming back), the two mkdirs of a prepared
 // directory (no one else names it), rm -rf of a directory that is not a
-// lock, and rm -f L/.owner-* (no one makes them any more).
+// lock, rm -f L/.owner-* (no one makes them any more), and the look at
+// L.new-me in a spent test (no one else names it).
+//
+// # Tokens
+//
+// A token is one attempt's (Tok): of a client, an op of its program, and
+// its first token or a spare (Config.Spares, 0 or 1), in one boot. An
+// acquire keeps its token while its attempts provably never published it
+// (its prepared directory still at its name, or landed inside L), and
+// takes its spare after one it finds spent: gone from both places, which
+// is both a lock published and taken (Client.Publ says so) and a landed
+// directory cleared before the look, told apart only in Result's counts.
 //
 // # Time, crashes, reboots
 //
@@ -87,7 +100,8 @@
 // (a record leaves L only by its owner's release or by a steal or break of
 // that very token, judged stealable or forced when sampled, an exited
 // judgement only if its creator had crashed then; rmdir never takes a
-// record with it), and DebrisBlocks (with every client stopped, a fresh
+// record with it), OneLockPerToken (a token is published at L at most
+// once), and DebrisBlocks (with every client stopped, a fresh
 // client alone acquires within a bounded number of its steps, time
 // passing; the states where it needs the ownerless rule are reported by
 // where the clients stopped, Result.AgeRule). Its stronger form: with
@@ -98,8 +112,8 @@
 //
 // A judgement is of one lock, not of a name: when the lock a client judged
 // leaves L, its judgement is marked Gone, and a later CAS of a lock of the
-// same token (h_acquire publishes every h_create with its one token) is a
-// removal by a non-owner unless the break was forced.
+// same token (which only the variants that publish a token twice make) is
+// a removal by a non-owner unless the break was forced.
 //
 // # Search
 //
@@ -119,6 +133,8 @@
 // h_create as first written: it published a second lock of the same token
 // after losing the first, and moved a directory that landed inside L back
 // out; HeartbeatRevives, a heartbeat that renews a lease that had run out;
-// ExitedWhileRunning, an exited rule that finds a stalled holder gone), so
-// the tests can show that the checker finds each.
+// ExitedWhileRunning, an exited rule that finds a stalled holder gone;
+// FenceLooksFirst, a fence that looks for its record before its age;
+// SpentReuse, an acquire that goes on after a spent attempt with the same
+// token), so the tests can show that the checker finds each.
 package model

@@ -55,8 +55,8 @@ func (m *Model) envMoves(s *State, f func(n State, l Label)) {
 }
 
 // settle ends a client's step from s to n: a judgement whose lock left L
-// in it is marked Gone (a lock of the same name later is another: h_acquire
-// reuses its token for every h_create), then canon.
+// in it is marked Gone (a lock of the same name later would be another,
+// which the fragments never make: see OneLockPerToken), then canon.
 func (m *Model) settle(s, n *State) {
 	if gone := s.Rec &^ n.Rec; gone != 0 {
 		for c := range n.C {
@@ -77,7 +77,8 @@ func (m *Model) canon(s *State) {
 	for c := range s.C {
 		cl := &s.C[c]
 		if cl.Crashed || cl.Pos == PDone {
-			*cl = Client{Pc: cl.Pc, Pos: cl.Pos, Crashed: cl.Crashed, Ret: cl.Ret, Judged: noTok}
+			// Its token (Try too) names the records it left.
+			*cl = Client{Pc: cl.Pc, Pos: cl.Pos, Crashed: cl.Crashed, Ret: cl.Ret, Try: cl.Try, Judged: noTok}
 			if cl.Pos < PClearJudged || cl.Pos > PClearRmLock {
 				cl.Ret = 0
 			}
@@ -91,9 +92,6 @@ func (m *Model) canon(s *State) {
 		}
 		if cl.Pos != PClearRmTok {
 			cl.Glob = 0
-		}
-		if cl.Pos != PCreateCheck {
-			cl.Publ = false
 		}
 		if cl.Pos < PClearJudged || cl.Pos > PClearRmLock {
 			cl.Ret = 0

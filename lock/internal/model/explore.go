@@ -11,6 +11,9 @@ const (
 	NonOwner     = "never a lock removed by a non-owner"
 	DebrisBlocks = "no debris blocks progress"
 	StaleFence   = "never a fence passed that did not see its lease unexpired"
+	// OneLockPerToken: a token is published at L at most once, so that a
+	// judgement of its lock is of that lock only.
+	OneLockPerToken = "never a token published twice"
 )
 
 // Violation is a state or a step that breaks an invariant, with a shortest
@@ -47,6 +50,13 @@ type Result struct {
 	// exceptions to progress without waiting (see checkProgress).
 	NeedsTime     map[string]*AgeCase
 	MaxFreshSteps int // the most steps a fresh client took to acquire
+	// Spent counts the steps in which an acquire found its attempt spent
+	// (h_create's look after its rename), by what had become of it: it
+	// was published and taken, or it landed in a lock that was cleared
+	// before the look (which the look cannot tell apart). Retried counts
+	// the acquires that took the lock with a spare token after one, and
+	// GaveUp those that found their last token spent too.
+	SpentPublished, SpentLanded, Retried, GaveUp int
 }
 
 type search struct {
@@ -191,11 +201,34 @@ func (x *search) checkStep(i int, s, n *State, c int, l Label) {
 			x.violate(NonOwner, fmt.Sprintf("client %c (%s) at %s removed %s", 'A'+c, tokName(me), cl.where(), what), i, &l, nil)
 		}
 	}
+	if cl.Pos == PCreateRename && !cl.Into && cl.Publ && n.Lock && n.Rec.has(me) && !(s.Lock && s.Rec.has(me)) {
+		x.violate(OneLockPerToken, fmt.Sprintf("client %c published %s again, after its first lock of that token had gone", 'A'+c, tokName(me)), i, &l, nil)
+	}
+	x.countSpent(s, n, c)
 	if cl.Pos == PFenceChecked && !cl.Fresh {
 		x.violate(StaleFence, fmt.Sprintf("client %c passed its fence on %s without a look that saw its record with its lease unexpired", 'A'+c, tokName(me)), i, &l, nil)
 	}
 	if cl.Pos == PFenceChecked && !(s.Lock && s.Rec.has(me)) && !s.Expired.has(me) {
 		x.violate(TwoHolders, fmt.Sprintf("client %c mutated the store after its lock %s was taken, its lease unexpired", 'A'+c, tokName(me)), i, &l, nil)
+	}
+}
+
+// countSpent counts client c's step from s to n in Result's SpentPublished,
+// SpentLanded, Retried and GaveUp.
+func (x *search) countSpent(s, n *State, c int) {
+	cl, me := s.C[c], s.me(c)
+	switch {
+	case cl.Pos == PCreateCheck && cl.Try > 0 && n.C[c].Pos == PHold:
+		x.res.Retried++
+	case cl.Pos != PCreateInside || !x.m.fixed() || s.Stage.has(me) || s.Lock && s.Landed.has(me):
+		return
+	case cl.Publ:
+		x.res.SpentPublished++
+	default:
+		x.res.SpentLanded++
+	}
+	if cl.Pos == PCreateInside && n.C[c].Pc != cl.Pc {
+		x.res.GaveUp++
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // succeeds, onto a non-empty one fails; plain mv onto a directory moves into
 // it; rmdir fails on a non-empty directory; mv of a missing file fails.
 func TestModelRenameAndRmdirFollowTheKernel(t *testing.T) {
-	a, b := token(0, 0, 0), token(0, 1, 0)
+	a, b := token(0, 0, 0, 0), token(0, 1, 0, 0)
 	staged := func(f FS) FS { f.Stage |= bit(a); f.StageRec |= bit(a); return f }
 	for _, tc := range []struct {
 		name string

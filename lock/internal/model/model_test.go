@@ -139,37 +139,53 @@ var threeClients = [][]Op{{Acquire}, {Acquire}, {Acquire, Break}}
 // threeBound bounds the three-client searches with a reboot, breadth first.
 const threeBound = 150_000
 
+// exploresSpent checks that the search reached both kinds of spent
+// attempt, the retry with a spare token after one, and the end of an
+// acquire whose spare was spent too.
+func exploresSpent(t *testing.T, r *Result) {
+	t.Helper()
+	t.Logf("attempts found spent: %d after a publication, %d after a landing cleared before the look; %d retries took the lock, %d acquires ran out of tokens",
+		r.SpentPublished, r.SpentLanded, r.Retried, r.GaveUp)
+	if r.SpentPublished == 0 || r.SpentLanded == 0 || r.Retried == 0 || r.GaveUp == 0 {
+		t.Error("the search no longer reaches every kind of spent attempt, its retry and the end of the spares")
+	}
+}
+
 // TestModelTwoClientsExhaustive explores every interleaving of two clients,
 // with crashes as moves of their own, time passing between any two steps,
 // and one reboot, from an empty store, an earlier version's lock and an
-// ownerless one.
+// ownerless one, each acquire with a spare token.
 func TestModelTwoClientsExhaustive(t *testing.T) {
 	for _, tc := range twoClients {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := explore(t, Config{Programs: tc.programs, Starts: everyStart, Reboots: 1, CrashMoves: true})
+			r := explore(t, Config{Programs: tc.programs, Starts: everyStart, Reboots: 1, CrashMoves: true, Spares: 1})
 			if !r.Complete {
 				t.Fatal("the search was cut short")
 			}
 			holds(t, r)
 			onlyClearLeavesAgeDebris(t, r)
 			onlyClearNeedsTime(t, r)
+			exploresSpent(t, r)
 		})
 	}
 }
 
 // TestModelThreeClientsBounded explores three clients breadth first within
-// a bound of states: without reboots (the bound is never reached: the log
-// says "exhaustive"), and with one (cut at threeBound). Crashes are clients
-// never scheduled again and time passes just before the sample that sees it
-// (Config.CrashMoves, Config.LazyTime: the same runs, in fewer states).
+// a bound of states: without reboots and without spare tokens (the bound is
+// never reached: the log says "exhaustive"; with a spare it would take
+// about 7 million states), and with one reboot and a spare (cut at
+// threeBound). Crashes are clients never scheduled again and time passes
+// just before the sample that sees it (Config.CrashMoves, Config.LazyTime:
+// the same runs, in fewer states).
 func TestModelThreeClientsBounded(t *testing.T) {
 	for _, tc := range []struct {
-		reboots, bound int
-	}{{0, 1_000_000}, {1, threeBound}} {
-		t.Run(fmt.Sprintf("%d reboots", tc.reboots), func(t *testing.T) {
+		reboots, spares, bound int
+	}{{0, 0, 1_000_000}, {1, 1, threeBound}} {
+		t.Run(fmt.Sprintf("%d reboots, %d spares", tc.reboots, tc.spares), func(t *testing.T) {
 			t.Parallel()
-			r := explore(t, Config{Programs: threeClients, Starts: everyStart, Reboots: tc.reboots, LazyTime: true, MaxStates: tc.bound})
+			r := explore(t, Config{Programs: threeClients, Starts: everyStart, Reboots: tc.reboots, LazyTime: true,
+				Spares: tc.spares, MaxStates: tc.bound})
 			holds(t, r)
 			onlyClearLeavesAgeDebris(t, r)
 			onlyClearNeedsTime(t, r)
@@ -245,6 +261,34 @@ func TestModelFindsTokenReuse(t *testing.T) {
 		}
 	}
 	t.Errorf("the checker finds no second holder in the %s variant", RetryAndUndo)
+}
+
+// TestModelFindsSpentTokenReuse: an acquire that goes on after a spent
+// attempt with the same token publishes it again (two clients: the one
+// whose lock was taken while it stalled, and the one that took it), and a
+// steal judged on its first lock then takes the second from a live holder
+// (three clients). With a spare token instead, neither.
+func TestModelFindsSpentTokenReuse(t *testing.T) {
+	t.Parallel()
+	two := Config{Programs: [][]Op{{Acquire}, {Acquire}}, Starts: everyStart, Spares: 1}
+	for _, w := range explore(t, two).Violations {
+		t.Fatalf("the protocol itself fails:\n%v", w)
+	}
+	two.Variant, two.Spares = SpentReuse, 0
+	found := explore(t, two).Violations
+	if i := slices.IndexFunc(found, func(w *Violation) bool { return w.Invariant == OneLockPerToken }); i >= 0 {
+		t.Logf("found, as it should be:\n%v", found[i])
+	} else {
+		t.Errorf("the checker finds no token published twice in the %s variant", SpentReuse)
+	}
+	r := explore(t, Config{Programs: threeClients, Starts: []Start{NoLock}, Variant: SpentReuse, LazyTime: true, MaxStates: threeBound})
+	for _, v := range r.Violations {
+		if v.Invariant == TwoHolders || v.Invariant == NonOwner {
+			t.Logf("found, as it should be:\n%v", v)
+			return
+		}
+	}
+	t.Errorf("the checker finds no second holder in the %s variant", SpentReuse)
 }
 
 // TestModelFindsLandedDebris: h_create as first written moved a directory

@@ -2,11 +2,11 @@ package model
 
 import "fmt"
 
-// key is a State packed into 220 bits, for the search's visited set: a
-// quarter of the memory, and a quarter of the hashing, of the State itself.
-// Only the three explored clients are packed (the fresh one of the progress
-// check never is), so a token index is one of 0..5 or 8..13.
-type key [4]uint64
+// key is a State packed into 358 bits, for the search's visited set: a
+// fraction of the memory, and of the hashing, of the State itself. Only the
+// three explored clients are packed (the fresh one of the progress check
+// never is), so a token index is one of 0..11 or 16..27.
+type key [6]uint64
 
 type bitbuf struct {
 	k key
@@ -35,19 +35,26 @@ func (b *bitbuf) get(width uint) uint64 {
 	return v & (1<<width - 1)
 }
 
-// Sets of the explored clients' tokens: bits 0..5 and 8..13.
-const packedTokens Set = 0x3f3f
+// Sets of the explored clients' tokens: the first freshSlot*maxOps*maxTries
+// bits of each boot's perGen.
+const (
+	genTokens           = freshSlot * maxOps * maxTries
+	genMask             = 1<<genTokens - 1
+	packedTokens    Set = genMask | genMask<<perGen
+	packedSetBits       = 2 * genTokens
+	packedTokenBits     = 5 // a token of an explored client, plus one (noTok)
+)
 
 func (b *bitbuf) putSet(s Set) {
 	if s&^packedTokens != 0 {
 		panic(fmt.Sprintf("model: set %#x holds a token no explored client has", s))
 	}
-	b.put(uint64(s&0x3f|s>>8&0x3f<<6), 12)
+	b.put(uint64(s&genMask|s>>perGen&genMask<<genTokens), packedSetBits)
 }
 
 func (b *bitbuf) getSet() Set {
-	v := Set(b.get(12))
-	return v&0x3f | v>>6<<8
+	v := Set(b.get(packedSetBits))
+	return v&genMask | v>>genTokens<<perGen
 }
 
 func (b *bitbuf) putBool(v bool) {
@@ -73,9 +80,10 @@ func pack(s *State) key {
 	for c := range freshSlot {
 		cl := &s.C[c]
 		b.put(uint64(cl.Pc), 2)
+		b.put(uint64(cl.Try), 1)
 		b.put(uint64(cl.Pos), 5)
 		b.put(uint64(cl.Kind), 3)
-		b.put(uint64(cl.Judged+1), 4)
+		b.put(uint64(cl.Judged+1), packedTokenBits)
 		b.put(uint64(cl.Why), 3)
 		b.put(uint64(cl.Ret), 3)
 		for _, v := range []bool{cl.Crashed, cl.Gone, cl.Dead, cl.OL, cl.Into, cl.Publ, cl.Fresh} {
@@ -103,9 +111,10 @@ func unpack(k key) State {
 	for c := range freshSlot {
 		cl := &s.C[c]
 		cl.Pc = uint8(b.get(2))
+		cl.Try = uint8(b.get(1))
 		cl.Pos = Pos(b.get(5))
 		cl.Kind = Kind(b.get(3))
-		cl.Judged = Tok(b.get(4)) - 1
+		cl.Judged = Tok(b.get(packedTokenBits)) - 1
 		cl.Why = Why(b.get(3))
 		cl.Ret = Ret(b.get(3))
 		for _, v := range []*bool{&cl.Crashed, &cl.Gone, &cl.Dead, &cl.OL, &cl.Into, &cl.Publ, &cl.Fresh} {

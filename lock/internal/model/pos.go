@@ -19,7 +19,7 @@ const (
 	PCreatePublish  // create.publish: mv L.new-me L, as mv looks at L
 	PCreateRename   // the rename(2) that mv then makes
 	PCreateCheck    // [ -f L/me/rec ]
-	PCreateInside   // [ -d L/L.new-me ]
+	PCreateInside   // [ ! -d L.new-me ] && [ ! -d L/L.new-me ]: spent (RetryAndUndo: [ -d L/L.new-me ])
 	PCreateUndo     // mv L/L.new-me L.new-me
 	PCreateUndoRm   // rm -rf L/L.new-me
 	PCreateCleanup  // rm -rf L.new-me

@@ -82,7 +82,7 @@ type progressVerdict struct {
 func (m *Model) progressOf(s *State) progressVerdict {
 	k := progressKey{FS: s.FS, Gen: s.Gen}
 	s.Rec.each(func(t Tok) {
-		if c := creator(t); t/8 == Tok(s.Gen) && s.C[c].Pos != PDone && s.me(c) == t {
+		if c := creator(t); genOf(t) == s.Gen && s.C[c].Pos != PDone && s.me(c) == t {
 			k.Exited |= bit(t)
 		}
 	})

@@ -5,19 +5,21 @@ import (
 	"math/bits"
 )
 
-// Tok is a token: the index of one acquire (or break) of one client in one
-// boot. Every acquire has its own, as hp_me is fresh for every command.
+// Tok is a token: the index of one attempt of one acquire (or break) of one
+// client in one boot. Every command has its own tokens, fresh, and an
+// acquire goes on with its next (a spare) after an attempt whose fate it
+// cannot tell (h_nexttoken), as hp_me is then.
 type Tok int8
 
 const noTok Tok = -1
 
 // Set is a set of tokens, one bit each.
-type Set uint16
+type Set uint32
 
 func bit(t Tok) Set          { return 1 << uint(t) }
 func (s Set) has(t Tok) bool { return t >= 0 && s&bit(t) != 0 }
-func (s Set) lowest() Tok    { return Tok(bits.TrailingZeros16(uint16(s))) }
-func (s Set) highest() Tok   { return Tok(15 - bits.LeadingZeros16(uint16(s))) }
+func (s Set) lowest() Tok    { return Tok(bits.TrailingZeros32(uint32(s))) }
+func (s Set) highest() Tok   { return Tok(31 - bits.LeadingZeros32(uint32(s))) }
 func (s Set) each(f func(Tok)) {
 	for r := s; r != 0; r &= r - 1 {
 		f(r.lowest())
@@ -28,23 +30,40 @@ const (
 	maxClients = 4 // three explored clients and the fresh one of the progress check
 	freshSlot  = 3 // the slot of the fresh client that runs alone (progress)
 	maxOps     = 2 // ops per client program
+	// maxTries is the most tokens of one op: its first and a spare
+	// (Config.Spares).
+	maxTries = 2
+	perGen   = maxClients * maxOps * maxTries // the tokens of one boot
 )
 
-// token is the token of op pc of client c in boot generation gen.
-func token(gen uint8, c, pc int) Tok { return Tok(int(gen)*8 + c*maxOps + pc) }
+// token is the token of attempt try of op pc of client c in boot
+// generation gen.
+func token(gen uint8, c, pc, try int) Tok {
+	return Tok(int(gen)*perGen + (c*maxOps+pc)*maxTries + try)
+}
 
-// tokName names a token for traces: A1 is client A's first op, B2' client B's
-// second after the reboot, F the fresh client of the progress check.
+// genOf is the boot generation token t was made in.
+func genOf(t Tok) uint8 { return uint8(t / perGen) }
+
+// creator is the client whose op made token t.
+func creator(t Tok) int { return int(t%perGen) / (maxOps * maxTries) }
+
+// tokName names a token for traces: A1 is client A's first op, A1b its
+// spare, B2' client B's second after the reboot, F the fresh client of the
+// progress check.
 func tokName(t Tok) string {
 	if t < 0 {
 		return "-"
 	}
-	c, pc, gen := int(t%8)/maxOps, int(t%8)%maxOps, t/8
-	if c == freshSlot {
-		return "F"
+	c, pc, try := creator(t), int(t%perGen)/maxTries%maxOps, int(t%maxTries)
+	s := "F"
+	if c != freshSlot {
+		s = fmt.Sprintf("%c%d", 'A'+c, pc+1)
 	}
-	s := fmt.Sprintf("%c%d", 'A'+c, pc+1)
-	if gen > 0 {
+	if try > 0 {
+		s += string(rune('a' + try))
+	}
+	if genOf(t) > 0 {
 		s += "'"
 	}
 	return s
@@ -87,8 +106,9 @@ func (f *FS) recs() Set {
 	return r
 }
 
-// ownerBit stands for L/owner in recs (token 15 is never used by a client).
-const ownerBit Set = 1 << 15
+// ownerBit stands for L/owner in recs (the token of the fresh client's
+// second op after a reboot, which it never has).
+const ownerBit Set = 1 << 31
 
 // withRecord is every token whose record exists somewhere: in L, in a
 // prepared directory, or in one that landed inside L.
@@ -131,17 +151,18 @@ type Client struct {
 	Pc      uint8 // op in the program; len(program) when done
 	Pos     Pos
 	Crashed bool
-	Kind    Kind // kind of the lock judged
-	Judged  Tok  // token judged
-	Why     Why  // rule that made the judgement true; None if none did
-	Gone    bool // the lock judged has left L since: a lock named Judged now is another
-	Dead    bool // the creator of Judged had crashed when it was judged: what makes "exited" true
-	OL      bool // h_ol: the last sample was ownerless
-	Into    bool // mv found L a directory: it moves into it
-	Publ    bool // this acquire's token was published at L once already
-	Fresh   bool // this fence saw its record with its lease unexpired
-	Ret     Ret  // where h_clear returns to
-	Glob    Set  // token directories still to rmdir (the expansion of L/*)
+	Kind    Kind  // kind of the lock judged
+	Judged  Tok   // token judged
+	Why     Why   // rule that made the judgement true; None if none did
+	Gone    bool  // the lock judged has left L since: a lock named Judged now is another
+	Dead    bool  // the creator of Judged had crashed when it was judged: what makes "exited" true
+	OL      bool  // h_ol: the last sample was ownerless
+	Into    bool  // mv found L a directory: it moves into it
+	Publ    bool  // this attempt's token was published at L once already
+	Try     uint8 // the attempt: its token is the op's first, or a spare
+	Fresh   bool  // this fence saw its record with its lease unexpired
+	Ret     Ret   // where h_clear returns to
+	Glob    Set   // token directories still to rmdir (the expansion of L/*)
 }
 
 // State is one state of the model: the filesystem and every client.
@@ -151,18 +172,15 @@ type State struct {
 	Gen uint8 // reboots so far
 }
 
-// me is the token of client c's current op.
-func (s *State) me(c int) Tok { return token(s.Gen, c, int(s.C[c].Pc)) }
-
-// creator is the client whose op made token t.
-func creator(t Tok) int { return int(t%8) / maxOps }
+// me is the token of client c's current op and attempt.
+func (s *State) me(c int) Tok { return token(s.Gen, c, int(s.C[c].Pc), int(s.C[c].Try)) }
 
 // exited reports whether the host process named in t's record has gone:
 // t is of this boot, and the client that made it crashed in that op (a
 // crashed client never comes back; the record names the process by pid and
 // start time, so a reused pid is not it).
 func (s *State) exited(t Tok) bool {
-	if t < 0 || t/8 != Tok(s.Gen) {
+	if t < 0 || genOf(t) != s.Gen {
 		return false
 	}
 	c := creator(t)

@@ -86,7 +86,7 @@ func (m *Model) ageFirst(s *State) bool {
 // or false when there is none.
 func (m *Model) crashFirst(s *State, c int) (int, bool) {
 	k, t := m.sample(&s.FS)
-	if k != Held || m.rule(s, k, t) != None || t/8 != Tok(s.Gen) {
+	if k != Held || m.rule(s, k, t) != None || genOf(t) != s.Gen {
 		return 0, false
 	}
 	h := creator(t)

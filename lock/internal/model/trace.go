@@ -194,7 +194,7 @@ func (s State) String() string {
 // between that move and its removal.
 func (s State) movedName(t Tok) string {
 	kind := "released" // h_release removes it after its h_clear
-	switch s.C[int(t%8)/maxOps].Pos {
+	switch s.C[creator(t)].Pos {
 	case PStealMoved:
 		kind = "stolen"
 	case PBreakRemove:
