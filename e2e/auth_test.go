@@ -290,3 +290,59 @@ func TestAuthPassphrase(t *testing.T) {
 		t.Errorf("dial without Passphrase: %v, want ErrAuth naming %s", err, locked)
 	}
 }
+
+// TestDialErrorsSayTheirOwnRemedy: only a connection that could not be made
+// suggests checking that sshd is running. A key the host refuses and a host
+// key not in known_hosts come from a running sshd, so their errors name the
+// key or the host key to check instead, on one line.
+func TestDialErrorsSayTheirOwnRemedy(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	dir := t.TempDir()
+
+	wrongKey := sshConfig(h)
+	wrongKey.IdentityFiles = []string{authWriteKey(t, dir, "other", authNewKey(t), "")}
+	wrongKey.IdentitiesOnly = true
+
+	unknownHost := sshConfig(h)
+	unknownHost.KnownHostsFile = filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(unknownHost.KnownHostsFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	noServer := sshConfig(h)
+	noServer.Target = h.User + "@" + closed
+
+	for _, tc := range []struct {
+		name string
+		cfg  transport.SSHConfig
+		kind error
+		want string
+	}{
+		{"key refused", wrongKey, transport.ErrAuth, "other"},
+		{"host key unknown", unknownHost, transport.ErrHostKey, "known_hosts"},
+		{"nothing listening", noServer, transport.ErrUnreachable, "sshd is running"},
+	} {
+		err := authDialErr(t, tc.cfg)
+		msg := err.Error()
+		t.Logf("%s: %s", tc.name, msg)
+		if !errors.Is(err, tc.kind) {
+			t.Errorf("%s: error is not %v: %s", tc.name, tc.kind, msg)
+		}
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: error does not name %q: %s", tc.name, tc.want, msg)
+		}
+		if tc.kind != transport.ErrUnreachable && strings.Contains(msg, "sshd is running") {
+			t.Errorf("%s: a running sshd answered, yet the error suggests checking it runs: %s", tc.name, msg)
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("%s: error is more than one line: %q", tc.name, msg)
+		}
+	}
+}
