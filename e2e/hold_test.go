@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -224,4 +227,33 @@ func TestHoldStaleTokenDoesNotPromote(t *testing.T) {
 	if st := lockStatus(t, other); heldOf(st.Lock).Token != held {
 		t.Fatalf("the hold is gone after a push under it: %s", js(st))
 	}
+}
+
+// TestUnreadTokenIsNotKept: a manual hold whose token could not be handed
+// on (stdout a pipe nobody reads: hoist lock acquire | true) is released by
+// the host, not kept under a token nobody knows. The token is printed
+// before the host is told the hold is taken.
+func TestUnreadTokenIsNotKept(t *testing.T) {
+	t.Parallel()
+	h := sshd.Start(t, sshd.Options{})
+	root := filepath.Join(h.Dir, "store")
+	c := newCLI(t, h, root)
+	cmd := c.command("lock", "acquire")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // the reader is gone before anything is written
+	// Killed by SIGPIPE as it printed the token: the host had taken the
+	// lock, so the test below sees a release, not an acquire that never
+	// happened.
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGPIPE {
+		t.Fatalf("lock acquire with nowhere to print its token: want it ended by SIGPIPE, got %v", err)
+	}
+	waitFor(t, 10*time.Second, "the host releases the unconfirmed hold", func() bool {
+		r := c.run("--json", "lock", "status")
+		return r.code == 0 && !decodeOne[output.LockStatus](t, "lock status", r.stdout).Locked
+	})
 }

@@ -5,10 +5,15 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,3 +96,49 @@ func ctxT(t testing.TB) context.Context {
 }
 
 func isRoot() bool { return os.Geteuid() == 0 }
+
+// hostSh runs script with /bin/sh as the host's login and fails the test
+// unless it succeeds; it returns the standard output.
+func hostSh(t testing.TB, h *sshd.Host, script string) string {
+	t.Helper()
+	out, status := h.SSH(t, "exec /bin/sh -c "+shq(script))
+	if status != 0 {
+		t.Fatalf("on the host: %s: status %d, output %q", script, status, out)
+	}
+	return out
+}
+
+// shq quotes s for a POSIX shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// readFile is the contents of the file at p, or the test fails.
+func readFile(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// lookupIDs are the uid and gid of the local user name (a test host's login).
+func lookupIDs(t testing.TB, name string) (uid, gid int) {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+// randomHex is n random bytes, in hex.
+func randomHex(t testing.TB, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}

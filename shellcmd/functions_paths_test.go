@@ -342,8 +342,8 @@ func TestShLsMode(t *testing.T) {
 		for i := range paths {
 			names = append(names, fmt.Sprintf("h_got%d", i))
 		}
-		r := fnRun{fns: []string{"h_lsmode"}, call: fnlCall(call.String(), names...)}.do(t, sh, root)
-		v, _ := fnlShown(r)
+		r := fnRun{fns: []string{"h_lsmode"}, call: fnCall(call.String(), names...)}.do(t, sh, root)
+		v, _ := fnShown(r)
 		for i, p := range paths {
 			out, err := exec.Command("stat", "-c", "%u %a %F", p).Output()
 			if err != nil {

@@ -50,8 +50,8 @@ func TestShProcOwn(t *testing.T) {
 			}
 			fnShells(t, func(t *testing.T, sh []string, root string) {
 				r := fnRun{fns: []string{"h_procown"}, vars: map[string]string{"h_proc": "stale"}, wrap: c.wrap,
-					call: fnlCall("h_procown", "h_proc")}.do(t, sh, root)
-				v, _ := fnlShown(r)
+					call: fnCall("h_procown", "h_proc")}.do(t, sh, root)
+				v, _ := fnShown(r)
 				if got := r.rc == 0 && v["h_proc"] == "1"; got != c.own || !c.own && (r.rc == 0 || v["h_proc"] != "") {
 					t.Errorf("%s: h_procown returned %d with h_proc %q, want /proc proven this namespace's: %v", sh[0], r.rc, v["h_proc"], c.own)
 				}
@@ -102,12 +102,12 @@ kill "$h_t_live"`
 	fnShells(t, func(t *testing.T, sh []string, root string) {
 		fnMkdir(t, root)
 		r := fnRun{fns: []string{"h_procown", "h_pstat", "h_gone", "h_cmdalive", "h_shellgone"}, wrap: fnForeignProc,
-			call: fnlCall(setup, vars...)}.do(t, sh, root)
-		v, _ := fnlShown(r)
+			call: fnCall(setup, vars...)}.do(t, sh, root)
+		v, _ := fnShown(r)
 		if v["h_t_dead"] == "none" {
 			t.Fatalf("%s: no reaped pid of the namespace that the machine's /proc shows: %v", sh[0], v)
 		}
-		fnlWant(t, sh, "a PID namespace with the machine's /proc", v, map[string]string{
+		fnWant(t, sh, "a PID namespace with the machine's /proc", v, map[string]string{
 			"h_proc":        "",  // not proven
 			"h_t_pstat":     "1", // no start time read
 			"h_t_gonelive":  "1", // a live process is not gone

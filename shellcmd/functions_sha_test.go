@@ -73,13 +73,13 @@ func TestShSHA256Tools(t *testing.T) {
 				}
 				r := fnRun{fns: []string{"h_shatool", "h_sha256"}, vars: map[string]string{"h_f": file},
 					defs: "PATH=" + dir,
-					call: fnlCall(`h_direct=
+					call: fnCall(`h_direct=
 h_sha256 "$h_f" >"$h_f.sum"
 h_direct=$?:$h_shacmd
 { IFS= read -r h_got2 <"$h_f.sum"; } 2>/dev/null
 h_shacmd=
 h_shatool && h_got=$(h_sha256 "$h_f")`, "h_shacmd", "h_got", "h_direct", "h_got2")}.do(t, sh, root)
-				v, _ := fnlShown(r)
+				v, _ := fnShown(r)
 				if name == "none" {
 					if r.rc == 0 {
 						t.Errorf("%s: h_shatool found %q on a PATH without any tool", sh[0], v["h_shacmd"])

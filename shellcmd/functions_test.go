@@ -255,3 +255,114 @@ func fnWantVars(t *testing.T, sh []string, r fnResult, want map[string]string) {
 		}
 	}
 }
+
+// fnCall is shell code that runs call, then says the named variables (one
+// "V name=value" line each, which fnShown reads) and returns call's status.
+func fnCall(call string, names ...string) string {
+	var b strings.Builder
+	b.WriteString(call + "\nh_t_rc=$?\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "printf '\\n%%s V %s=%%s\\n' \"$h_marker\" \"$%s\"\n", n, n)
+	}
+	b.WriteString("return $h_t_rc")
+	return b.String()
+}
+
+// fnShown splits what a run said into the variables fnCall showed and the
+// other verdict lines.
+func fnShown(r fnResult) (map[string]string, []string) {
+	vals := map[string]string{}
+	var said []string
+	for _, l := range r.said {
+		if kv, ok := strings.CutPrefix(l, "V "); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			vals[k] = v
+			continue
+		}
+		said = append(said, l)
+	}
+	return vals, said
+}
+
+func fnWant(t *testing.T, sh []string, what string, got, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Errorf("%s: %s: %s = %q, want %q", sh[0], what, k, g, w)
+		}
+	}
+}
+
+// fnFields are a hoist-lock/2 record's facts; fnRecWith writes them as
+// h_create does.
+type fnFields struct{ mach, boot, ns, init, lease, hpid, hstart, huid string }
+
+// fnHere is a record of this host (the harness's facts) and this login,
+// naming no holder process yet.
+func fnHere() fnFields {
+	return fnFields{fnMach, fnBoot, fnNS, fnInit, "1200", "-", "-", strconv.Itoa(os.Getuid())}
+}
+
+func fnRecWith(tok string, f fnFields) string {
+	return fmt.Sprintf("hoist-lock/2 token=%s since=1700000000 mach=%s boot=%s pidns=%s init=%s lease=%s hpid=%s hstart=%s huid=%s pid=7 who=u%%40h ver=1 cmd=run msg=hi",
+		tok, f.mach, f.boot, f.ns, f.init, f.lease, f.hpid, f.hstart, f.huid)
+}
+
+func fnItoa(n int) string { return strconv.Itoa(n) }
+
+// fnEpoch is the host's clock in the cases on a lease's boundary: fnClock
+// stops the shell's date +%s there, and their records are aged from it
+// (fnPinned, or a touch after fnClock), so that "exactly the lease" cannot
+// become a second more between the test's touch and the shell's look.
+const fnEpoch = 1800000000
+
+// fnClock is shell code that makes date +%s say fnEpoch.
+var fnClock = fmt.Sprintf(`date() { case $1 in +%%s) echo %d ;; *) command date "$@" ;; esac; }`, fnEpoch)
+
+// fnBytes is n bytes of text that differ from line to line, so that any
+// misplaced offset shows.
+func fnBytes(n int, tag string) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%s line %06d\n", tag, i)
+	}
+	return b.String()[:n]
+}
+
+// fnRunRecord writes the record of run fnMe under root: info, and outputs
+// of outN and errN bytes, which it returns with the record's directory.
+func fnRunRecord(t *testing.T, root, info string, outN, errN int) (scr, out, errs string) {
+	t.Helper()
+	_, _, runs := fnPaths(root)
+	scr = runs + "/" + fnMe
+	out, errs = fnBytes(outN, "out"), fnBytes(errN, "err")
+	fnWrite(t, scr+"/info", info)
+	fnWrite(t, scr+"/out", out)
+	fnWrite(t, scr+"/err", errs)
+	return scr, out, errs
+}
+
+// fnLogs reads what h_op_logs wrote to logs.out and logs.err in dir: the
+// verdict lines (on lines of their own), and the output between them.
+func fnLogs(t *testing.T, dir string) (said []string, out, errs string) {
+	t.Helper()
+	gotOut, err1 := os.ReadFile(dir + "/logs.out")
+	gotErr, err2 := os.ReadFile(dir + "/logs.err")
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	var data strings.Builder
+	rest := string(gotOut)
+	for rest != "" {
+		i := strings.Index(rest, "\n"+fnMarker+" ")
+		if i < 0 {
+			data.WriteString(rest)
+			break
+		}
+		data.WriteString(rest[:i])
+		line, after, _ := strings.Cut(rest[i+1:], "\n")
+		said = append(said, strings.TrimPrefix(line, fnMarker+" "))
+		rest = after
+	}
+	return said, data.String(), string(gotErr)
+}

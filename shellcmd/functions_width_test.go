@@ -86,14 +86,14 @@ func TestShLogsPast2GiB(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
-				scr, out, _ := fnlRunRecord(t, root, info, 100, 10)
+				scr, out, _ := fnRunRecord(t, root, info, 100, 10)
 				fnWrite(t, scr+"/status", "3 1700000100\n")
 				if c.cut != "" {
 					fnWrite(t, scr+"/cut", c.cut)
 				}
 				r := fnRun{fns: []string{"h_op_logs"}, vars: map[string]string{"h_scr": scr, "hp_oo": c.oo, "hp_eo": "0"},
 					call: "h_op_logs >logs.out 2>logs.err"}.do(t, sh, root)
-				said, gotOut, _ := fnlLogs(t, filepath.Dir(root))
+				said, gotOut, _ := fnLogs(t, filepath.Dir(root))
 				if len(said) > 0 {
 					said = said[:len(said)-1] // RUNSTATE
 				}
@@ -109,7 +109,7 @@ func TestShLogsPast2GiB(t *testing.T) {
 // tail, and "cut" records its whole size as wc gave it.
 func TestShTrimPast2GiB(t *testing.T) {
 	fnShells(t, func(t *testing.T, sh []string, root string) {
-		scr, _, _ := fnlRunRecord(t, root, "", 2000, 10)
+		scr, _, _ := fnRunRecord(t, root, "", 2000, 10)
 		r := fnRun{fns: []string{"h_trim"}, vars: map[string]string{"h_scr": scr},
 			// The out file "is" 3000000000 bytes.
 			defs: `wc() { h_t_n=$(command wc -c); if [ "$h_t_n" -gt 1000 ]; then echo "  3000000000"; else echo "$h_t_n"; fi; }`,

@@ -1,7 +1,11 @@
 package shellcmd
 
 import (
+	"bytes"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -332,6 +336,39 @@ func TestShellFilesAreSmall(t *testing.T) {
 		if n := strings.Count(read(name), "\n"); n > 300 {
 			t.Errorf("sh/%s has %d lines, more than 300: split it by concept", e.Name(), n)
 		}
+	}
+}
+
+// TestTestFilesAreSmall: no test file in the repository is over 800
+// lines; one that grows past it is split by subject, its helpers shared in
+// the package's helpers file.
+func TestTestFilesAreSmall(t *testing.T) {
+	files := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), "_test.go") {
+			return nil
+		}
+		files++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(data, []byte("\n")); n > 800 {
+			t.Errorf("%s has %d lines, more than 800: split it by subject", filepath.ToSlash(path[len("../"):]), n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("found only %d test files from the repository's root", files)
 	}
 }
 
