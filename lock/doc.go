@@ -78,7 +78,9 @@
 //   - state.go: [State], the rules' names ([Rule]) and what the host found
 //     of the holder ([HolderProc]); lease.go: [DefaultLease] and its bounds;
 //     record.go: [Record] and the host's [Facts]; root.go: [Root];
-//   - errors.go: the errors; doctor.go: [Lock.Doctor];
+//     place.go: [Place], where a store is ([Lock.Place]: two targets that
+//     reach one store);
+//   - errors.go: the errors; doctor.go, doctor_time.go: [Lock.Doctor];
 //   - wire.go: [Wire], the plumbing package store runs its commands
 //     through, and the reading of the lock's verdicts in any reply.
 package lock

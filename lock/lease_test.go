@@ -27,7 +27,7 @@ func TestLeaseBoundsAreTheRecordsOwn(t *testing.T) {
 	if MaxField != shellcmd.MaxField {
 		t.Errorf("MaxField %d, the wire's %d", MaxField, shellcmd.MaxField)
 	}
-	if DefaultLease != shellcmd.DefaultStale || DefaultGrace != shellcmd.DefaultGrace {
-		t.Errorf("DefaultLease %s, DefaultGrace %s; the wire's %s and %s", DefaultLease, DefaultGrace, shellcmd.DefaultStale, shellcmd.DefaultGrace)
+	if DefaultLease != shellcmd.DefaultLease || DefaultGrace != shellcmd.DefaultGrace {
+		t.Errorf("DefaultLease %s, DefaultGrace %s; the wire's %s and %s", DefaultLease, DefaultGrace, shellcmd.DefaultLease, shellcmd.DefaultGrace)
 	}
 }

@@ -74,7 +74,7 @@ type Params struct {
 	Argv []string
 	// Lease is the lease a lock this command takes carries: it may be
 	// taken once its record has not been renewed for this long. Zero means
-	// DefaultStale.
+	// DefaultLease.
 	Lease time.Duration
 	// Grace is how long a stopped run's command has between SIGTERM and
 	// SIGKILL. Zero means DefaultGrace.
@@ -155,7 +155,7 @@ const (
 // always sets them, has the defaults users see: lock.DefaultLease,
 // lock.DefaultGrace, and package store's DefaultKeepRuns.
 const (
-	DefaultStale    = 20 * time.Minute
+	DefaultLease    = 20 * time.Minute
 	DefaultGrace    = 10 * time.Second
 	DefaultKeepRuns = 7 * 24 * time.Hour
 )
@@ -217,8 +217,8 @@ func (p Params) values() []param {
 		{"spares", strings.Join(p.Spares, " ")},
 		{"rec", p.Record},
 		{"wait", n(seconds(p.Wait))},
-		{"stale", n(seconds(orDefault(p.Stale, DefaultStale)))},
-		{"lease", n(seconds(orDefault(p.Lease, DefaultStale)))},
+		{"stale", n(seconds(orDefault(p.Stale, DefaultLease)))},
+		{"lease", n(seconds(orDefault(p.Lease, DefaultLease)))},
 		{"grace", n(seconds(orDefault(p.Grace, DefaultGrace)))},
 		{"keepruns", n(seconds(orDefault(p.KeepRuns, DefaultKeepRuns)))},
 		{"rid", orDash(cmp.Or(p.Run, p.Token))},

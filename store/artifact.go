@@ -388,8 +388,8 @@ func specialBits(m fs.FileMode) fs.FileMode {
 const ReuseMin = 64 << 10
 
 // reusable lists, one ReuseName a line, the files a host may already have
-// in other runtimes: what a push's first command looks for (h_want), the
-// delta of docs/store.md.
+// in other runtimes: what a push's first command looks for (hp_reuse,
+// h_reuse), the delta of docs/store.md.
 func (a *Artifact) reusable() string {
 	var b strings.Builder
 	seen := map[string]bool{}

@@ -44,7 +44,10 @@
 //   - artifact.go, canon.go, digests.go: an artifact read from its source,
 //     its canonical form and digest, the digest cache; formats.go, tar.go,
 //     zip.go, spool.go: the archives it can come from, and the tar a push
-//     sends; links.go, limits.go: what an artifact may hold.
+//     sends; links.go, limits.go: what an artifact may hold; ctime_*.go,
+//     fstype_*.go: the file systems whose change times the digest cache
+//     trusts.
+//   - errors.go: the errors a push and the store's commands return.
 //   - push.go: [Store.Push], the stage, the upload and its resume.
 //   - The delta, files the host has that a push reuses instead of sending:
 //     which files are worth looking for is decided in artifact.go

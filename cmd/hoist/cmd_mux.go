@@ -179,6 +179,9 @@ func (a *app) muxServeCommand() *cobra.Command {
 				return nil
 			}, version())
 			if err != nil {
+				// Said to the starter too; here for whoever ran it by hand
+				// (a master's stderr is /dev/null).
+				a.con.line("hoist: " + printable(err.Error()))
 				return &codeError{code: exitFailure}
 			}
 			return nil

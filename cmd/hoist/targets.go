@@ -50,6 +50,10 @@ func (a *app) targetsOnce() (out, repeated []string, err error) {
 		if err := sc.Err(); err != nil {
 			return nil, nil, usageErr("--hosts-file: %v", err)
 		}
+		if len(list) == len(a.g.hosts) {
+			return nil, nil, usageErr("--hosts-file %s names no host; add a line per host, or give -H local to work on this machine",
+				printable(a.g.hostsFile))
+		}
 	}
 	if len(list) == 0 {
 		list = []string{transport.LocalTarget}

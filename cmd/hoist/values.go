@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -85,7 +86,12 @@ func (v targetsFlag) Set(s string) error {
 		v.at[""] = len(*v.args) // the place of the file's targets
 		return nil
 	}
-	for _, t := range splitList(s) {
+	list := splitList(s)
+	if len(list) == 0 {
+		// -H "$HOSTS" with HOSTS unset: no target is not this machine.
+		return errors.New("names no host; give a target, or -H local to work on this machine")
+	}
+	for _, t := range list {
 		*v.list = append(*v.list, t)
 		if _, ok := v.at[t]; !ok {
 			v.at[t] = len(*v.args)
