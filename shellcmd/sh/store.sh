@@ -122,7 +122,8 @@ h_repoint() {
 			;;
 		esac
 	fi
-	rm -f "$h_lnk"
+	# A link of this command's token is left only by this command.
+	if [ -e "$h_lnk" ] || [ -L "$h_lnk" ]; then rm -f "$h_lnk"; fi
 	ln -s "$hp_storedir/$2" "$h_lnk" || return 1
 	if mv -T "$h_lnk" "$h_root/$1" 2>/dev/null || mv -h "$h_lnk" "$h_root/$1" 2>/dev/null; then
 		return 0
