@@ -97,7 +97,10 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
-	h_promote && if [ -n "$hp_activate" ]; then h_activate "$hp_id" push; fi
+	if h_promote && [ -n "$hp_activate" ]; then
+		h_fenced=1
+		h_activate "$hp_id" push
+	fi
 	h_release_end
 	h_unstage "$h_scr"
 }

@@ -135,7 +135,10 @@ h_repoint() {
 
 # h_activate ID ACTION: under the lock, makes ID current and the old current
 # previous, and appends the switch to <root>/history (what ACTION did it,
-# from what, to what, by whom). Says ACTIVATED ID OLD.
+# from what, to what, by whom). Says ACTIVATED ID OLD. Fenced (h_fence),
+# but for the switch a promotion makes right after its own fence, in the
+# same command and under the same hold (h_fenced, which the switch uses
+# up): one fence, then its mutations, as in h_promote.
 h_activate() {
 	if ! h_present "$1"; then
 		h_say NOTFOUND "$1"
@@ -146,7 +149,11 @@ h_activate() {
 		h_say ACTIVATED "$1" "${h_old:--}"
 		return 0
 	fi
-	h_fence || return 1
+	if [ -n "$h_fenced" ]; then
+		h_fenced=
+	else
+		h_fence || return 1
+	fi
 	if ! h_repoint current "$1"; then
 		h_say ERROR switch "$(h_oneline "$h_lasterr")"
 		return 1
