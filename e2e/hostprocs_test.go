@@ -15,8 +15,9 @@ import (
 // the stat flavour (no readlink); a push sums a small runtime's room in the
 // shell (no awk after df); a promotion drops its claimed mark with the
 // archive and its scratch directory with the stage (no rm of either alone);
-// a switch makes its link without an rm before it; and push --activate
-// fences once, for the promotion and the switch (one stat of its record).
+// a switch makes its link without an rm before it and reads current once;
+// and push --activate fences once, for the promotion and the switch (one
+// stat of its record).
 func TestHostRunsNoRedundantTools(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{TraceProcs: true})
 	root := filepath.Join(h.Dir, "store")
@@ -45,7 +46,7 @@ func TestHostRunsNoRedundantTools(t *testing.T) {
 		{`["rm", "-rf", "` + root + `/runs/`, "the scratch directory alone, which goes with the stage"},
 	}
 	for name, procs := range cmds {
-		recStats := 0
+		recStats, currents := 0, 0
 		for _, p := range procs {
 			for _, a := range p.Args {
 				for _, n := range never {
@@ -56,10 +57,14 @@ func TestHostRunsNoRedundantTools(t *testing.T) {
 				if strings.HasPrefix(a, `["stat", "-c", "%Y", "`+root+`/runtimes/.store-lock/`) {
 					recStats++
 				}
+				if a == `["readlink", "`+root+`/current"]` {
+					currents++
+				}
 			}
 		}
-		if name == "push --activate" && recStats != 1 {
-			t.Errorf("%s read its record's age %d times, want 1 (one fence for the promotion and the switch):\n%s", name, recStats, procs.Tree())
+		if name == "push --activate" && (recStats != 1 || currents != 1) {
+			t.Errorf("%s read its record's age %d times and current %d times, want 1 and 1 (one fence for the promotion and the switch, whose current was read once):\n%s",
+				name, recStats, currents, procs.Tree())
 		}
 	}
 }

@@ -104,16 +104,19 @@ h_pointer() {
 	case $h_p in "$hp_storedir"/*) printf '%s' "${h_p#"$hp_storedir"/}" ;; esac
 }
 
-# h_repoint NAME ID: points <root>/NAME at runtimes/ID by renaming a new
+# h_repoint NAME ID [SEEN]: points <root>/NAME at runtimes/ID by renaming a new
 # symlink over the old one: there is never a moment without NAME, and never
 # delete-then-create. Plain mv would move the new link INTO the directory the
 # old one points to, so only a rename that refuses to follow it is used: GNU
 # and busybox mv -T, BSD mv -h. Only hoist's own pointer is replaced (absent,
 # or a symlink into the store): a file, a directory or another symlink at
 # NAME is not hoist's, and is left alone. Fails saying why in h_lasterr.
+# SEEN, when given, is the id this command just read NAME to point at
+# (h_pointer, under the same hold): NAME is hoist's pointer without a
+# second readlink (the rename replaces what is there then, as after one).
 h_repoint() {
 	h_lnk=$h_root/.$1-$hp_me
-	if [ -e "$h_root/$1" ] || [ -L "$h_root/$1" ]; then
+	if [ -z "$3" ] && { [ -e "$h_root/$1" ] || [ -L "$h_root/$1" ]; }; then
 		case $(readlink "$h_root/$1" 2>/dev/null) in
 		"$hp_storedir"/*) ;;
 		*)
@@ -154,7 +157,7 @@ h_activate() {
 	else
 		h_fence || return 1
 	fi
-	if ! h_repoint current "$1"; then
+	if ! h_repoint current "$1" "$h_old"; then
 		h_say ERROR switch "$(h_oneline "$h_lasterr")"
 		return 1
 	fi
