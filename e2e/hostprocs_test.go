@@ -15,6 +15,7 @@ import (
 // the stat flavour (no readlink); a push sums a small runtime's room in the
 // shell (no awk after df); a promotion drops its claimed mark with the
 // archive and its scratch directory with the stage (no rm of either alone);
+// a lock in a store only the login may write is prepared with one mkdir;
 // a switch makes its link without an rm before it and reads current once;
 // and push --activate fences once, for the promotion and the switch (one
 // stat of its record).
@@ -46,7 +47,7 @@ func TestHostRunsNoRedundantTools(t *testing.T) {
 		{`["rm", "-rf", "` + root + `/runs/`, "the scratch directory alone, which goes with the stage"},
 	}
 	for name, procs := range cmds {
-		recStats, currents := 0, 0
+		recStats, currents, prepared := 0, 0, 0
 		for _, p := range procs {
 			for _, a := range p.Args {
 				for _, n := range never {
@@ -60,7 +61,13 @@ func TestHostRunsNoRedundantTools(t *testing.T) {
 				if a == `["readlink", "`+root+`/current"]` {
 					currents++
 				}
+				if strings.HasPrefix(a, `["mkdir", "`+root+`/runtimes/.store-lock.new-`) {
+					prepared++
+				}
 			}
+		}
+		if name != "lock status" && prepared != 1 {
+			t.Errorf("%s ran mkdir %d times for the lock's prepared directories, want 1 (a store only the login may write)", name, prepared)
 		}
 		if name == "push --activate" && (recStats != 1 || currents != 1) {
 			t.Errorf("%s read its record's age %d times and current %d times, want 1 and 1 (one fence for the promotion and the switch, whose current was read once):\n%s",
