@@ -9,8 +9,9 @@ import (
 )
 
 // TestShFactsProbe: the facts probe says the machine as machine-id and
-// uname -n, and the login's uid as id -u, under every shell (it reads them
-// from /proc where Linux has them).
+// uname -n, the login's uid as id -u, and the PID namespace as readlink of
+// /proc/self/ns/pid names it, under every shell (it reads them from /proc
+// where Linux has them, the namespace from one stat).
 func TestShFactsProbe(t *testing.T) {
 	host, err := exec.Command("uname", "-n").Output()
 	if err != nil {
@@ -21,7 +22,12 @@ func TestShFactsProbe(t *testing.T) {
 	if len(id) == 0 {
 		wantMach = "-"
 	}
-	script := "h_marker=@M\n" + lib.body["h_say"] + lib.probe
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNS := strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	script := "h_marker=@M\n" + lib.body["h_say"] + lib.body["h_procown"] + lib.probe
 	for _, sh := range shells {
 		needShell(t, sh)
 		out, err := exec.Command(sh[0], append(sh[1:], "-c", script)...).Output()
@@ -39,6 +45,11 @@ func TestShFactsProbe(t *testing.T) {
 		}
 		if facts[0] != wantMach || facts[6] != strconv.Itoa(os.Geteuid()) {
 			t.Errorf("%s: machine %q uid %q, want %q and %d", sh[0], facts[0], facts[6], wantMach, os.Geteuid())
+		}
+		// The namespace's number from its inode, as readlink names it,
+		// and the stat flavour that stat proved.
+		if facts[2] != wantNS || facts[4] != "gnu" {
+			t.Errorf("%s: pidns %q stat %q, want %q and gnu", sh[0], facts[2], facts[4], wantNS)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -66,6 +67,28 @@ func fnAppear(code string) string {
 }
 
 const fnMkOther = `mkdir "$h_lock" "$h_lock/` + fnOther + `" && printf 'x\n' >"$h_lock/` + fnOther + `/rec"`
+
+// TestShCreateMakesNothingThroughALink: in a store others may write (its
+// group, h_swap), a symlink a member put at this command's prepared path
+// fails the creation, and no directory is made where it leads: the second
+// mkdir waits for the first. (Where only the login may write the store,
+// one mkdir makes both.)
+func TestShCreateMakesNothingThroughALink(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, lock, _ := fnPaths(root)
+		fnMkdir(t, store)
+		elsewhere := filepath.Join(filepath.Dir(root), "elsewhere")
+		fnMkdir(t, elsewhere)
+		if err := os.Symlink(elsewhere, lock+".new-"+fnMe); err != nil {
+			t.Fatal(err)
+		}
+		r := fnRun{fns: []string{"h_create"}, vars: map[string]string{"h_swap": "1"}, call: "h_create"}.do(t, sh, root)
+		if r.rc != 1 {
+			t.Errorf("%s: h_create through a planted link returned %d, want 1", sh[0], r.rc)
+		}
+		fnWantTree(t, elsewhere)
+	})
+}
 
 // TestShCreate: a lock is born with its record, in one rename, and only
 // where there is none; a creation that loses leaves no prepared directory,

@@ -41,6 +41,33 @@ func TestShRoomPast2GiB(t *testing.T) {
 	})
 }
 
+// TestShRoomWithoutAwk: a runtime of less than 100 MB is summed and
+// compared by the shell, awk never started (its double complains), with
+// the numbers awk gives: refused on a disk with less room (2 MB in 8
+// entries, twice, needs 4967 KiB), let through with more, with free space
+// of eleven digits, and when df says nothing.
+func TestShRoomWithoutAwk(t *testing.T) {
+	noAwk := `awk() { echo "awk was run" >&2; return 1; }`
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		for _, tc := range []struct {
+			df   string
+			want []string
+		}{
+			{fnDF("4966"), []string{"ERROR space 4967 4966"}},
+			{fnDF("4967"), nil},
+			{fnDF("12345678901"), nil},
+			{`df() { return 1; }`, nil},
+		} {
+			r := fnRun{fns: []string{"h_room"}, defs: tc.df + "\n" + noAwk,
+				vars: map[string]string{"hp_size": "2000000", "hp_entries": "8"},
+				call: "h_room . 2 4608"}.do(t, sh, root)
+			if wantRC := min(len(tc.want), 1); r.rc != wantRC || !slices.Equal(r.said, tc.want) {
+				t.Errorf("%s: h_room with %s: %d, said %q; want %d, %q", sh[0], tc.df, r.rc, r.said, wantRC, tc.want)
+			}
+		}
+	})
+}
+
 // TestShResumePast2GiB: a cut upload past 2 GiB resumes from its cut, in
 // whole 64 KiB blocks (dd's double says what it was asked to copy).
 func TestShResumePast2GiB(t *testing.T) {

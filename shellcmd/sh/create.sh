@@ -16,7 +16,17 @@ h_create() {
 	h_new=$h_lock.new-$hp_me
 	# In a store a team shares (writable by its group), the lock's
 	# directories are too, so that any member can take a stale lock.
-	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi && mkdir "$h_new" 2>&1 && mkdir "$h_new/$hp_me" 2>&1); then
+	# There, the second mkdir waits for the first: after a failed first,
+	# it would make a directory through whatever a member put at its path
+	# (a symlink). Where nobody else may write the store or its root
+	# (h_swap), nothing but this login's own can be there, and one mkdir
+	# makes both.
+	if ! h_lasterr=$(if [ -n "$h_gw" ]; then umask 002; fi &&
+		if [ -n "$h_swap" ]; then
+			mkdir "$h_new" 2>&1 && mkdir "$h_new/$hp_me" 2>&1
+		else
+			mkdir "$h_new" "$h_new/$hp_me" 2>&1
+		fi); then
 		rm -rf "$h_new"
 		return 1
 	fi

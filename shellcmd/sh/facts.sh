@@ -6,7 +6,7 @@
 # namespace is read only when /proc belongs to it (h_procown: /proc/self is
 # this shell). Anything that cannot be read stays "-", and an unknown fact
 # never makes a lock stealable.
-h_mach=- h_bootid=- h_pidns=- h_init=-
+h_mach=- h_bootid=- h_pidns=- h_init=- h_stat=none
 # The host name as uname -n gives it, from /proc where Linux has it (no
 # process to start).
 if { IFS= read -r h_x </etc/machine-id || IFS= read -r h_x </var/lib/dbus/machine-id; } 2>/dev/null; then
@@ -14,9 +14,15 @@ if { IFS= read -r h_x </etc/machine-id || IFS= read -r h_x </var/lib/dbus/machin
 	[ -z "$h_y" ] || h_mach=$h_x:$h_y
 fi
 { IFS= read -r h_bootid </proc/sys/kernel/random/boot_id; } 2>/dev/null || h_bootid=-
+# The namespace's number is the inode of /proc/self/ns/pid (readlink
+# would say "pid:[NUMBER]"): one stat, which also proves that this host's
+# stat takes -c %Y (below), costs no second process.
 if h_procown; then
-	h_x=$(readlink /proc/self/ns/pid 2>/dev/null) || h_x=
-	case $h_x in "pid:["*"]") h_x=${h_x#pid:?} h_pidns=${h_x%?} ;; esac
+	h_x=$(stat -L -c %i:%Y /proc/self/ns/pid 2>/dev/null) || h_x=
+	case $h_x in
+	*[!0-9:]* | *:*:* | :* | *:) ;;
+	*:*) h_pidns=${h_x%:*} h_stat=gnu ;;
+	esac
 	if { IFS= read -r h_x </proc/1/stat; } 2>/dev/null; then
 		h_x=${h_x##*) }
 		# shellcheck disable=SC2086 # the fields of /proc/1/stat, split on purpose
@@ -34,11 +40,13 @@ case $h_init in '' | *[!0-9]*) h_init=- ;; esac
 if [ "$h_pidns" = - ]; then h_init=-; fi
 # Which stat prints a modification time in seconds: GNU and busybox take -c %Y,
 # BSD takes -f %m. With neither, ages are unknown and the age rule never fires.
-h_stat=none
-if h_t=$(stat -c %Y / 2>/dev/null) && [ -n "$h_t" ] && [ "$h_t" = "${h_t%%[!0-9]*}" ]; then
-	h_stat=gnu
-elif h_t=$(stat -f %m / 2>/dev/null) && [ -n "$h_t" ] && [ "$h_t" = "${h_t%%[!0-9]*}" ]; then
-	h_stat=bsd
+# The namespace's stat above, where it answered, proved the first.
+if [ "$h_stat" != gnu ]; then
+	if h_t=$(stat -c %Y / 2>/dev/null) && [ -n "$h_t" ] && [ "$h_t" = "${h_t%%[!0-9]*}" ]; then
+		h_stat=gnu
+	elif h_t=$(stat -f %m / 2>/dev/null) && [ -n "$h_t" ] && [ "$h_t" = "${h_t%%[!0-9]*}" ]; then
+		h_stat=bsd
+	fi
 fi
 # Poll interval: 100 ms where sleep takes fractions, else whole seconds. Each
 # poll of a held lock costs one fork (the sleep), so the interval is the

@@ -33,7 +33,8 @@ h_op_promote() {
 		fi
 		return
 	fi
-	rm -f "claimed-$hp_stok"
+	# The claimed mark stays until the archive goes (below): no push takes
+	# a stage over by it, and one rm removes both.
 	h_step promote.marked
 	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
 		h_say ERROR stage "the upload is missing from the stage"
@@ -91,15 +92,17 @@ h_op_promote() {
 		h_unstage
 		return
 	fi
-	rm -rf artifact.tar "$h_ud/pool" "$h_ud/sum"
+	rm -rf artifact.tar "$h_ud/pool" "$h_ud/sum" "claimed-$hp_stok"
 	if ! h_take; then
 		h_unstage
 		return
 	fi
-	h_promote && if [ -n "$hp_activate" ]; then h_activate "$hp_id" push; fi
+	if h_promote && [ -n "$hp_activate" ]; then
+		h_fenced=1
+		h_activate "$hp_id" push
+	fi
 	h_release_end
-	h_unstage
-	rm -rf "$h_scr"
+	h_unstage "$h_scr"
 }
 
 # h_modes: where the archive was unpacked, gives directories their real
@@ -191,16 +194,34 @@ h_collides() {
 # times the runtime's size (hp_size), PER bytes for each of its entries
 # (hp_entries) and 1 MiB more, or the host cannot tell (then the write
 # itself reports a full disk). Says ERROR space NEED FREE, in KiB, when it
-# has not. awk sums and compares: sizes pass 2 GiB, and free space 2 TiB,
-# beyond the 32 bits some shells count in (mksh), where the sum would turn
-# negative and every check pass.
+# has not. A runtime of less than 100 MB in less than 100000 entries is
+# summed by the shell (TIMES is 1 or 2, PER at most 4608: below 2^31, all
+# some shells count in, mksh), and a free space of ten digits or more is
+# more than it needs; other sizes go to awk, where they pass 2 GiB, and
+# free space 2 TiB, without turning negative and passing every check.
 h_room() {
-	h_need=$(df -Pk "$1" 2>/dev/null | awk -v s="$hp_size" -v n="$hp_entries" -v x="$2" -v e="$3" '
-		NR == 2 { f = $4 }
-		END {
-			need = int((x * s + n * e + 1023) / 1024) + 1024
-			if (f ~ /^[0-9]+$/ && f + 0 < need) printf "%.0f %s\n", need, f
-		}')
+	h_need= h_df=$(df -Pk "$1" 2>/dev/null)
+	case $hp_size:$hp_entries in
+	*[!0-9:]* | :* | *: | ?????????*:* | *:??????*)
+		h_need=$(printf '%s\n' "$h_df" | awk -v s="$hp_size" -v n="$hp_entries" -v x="$2" -v e="$3" '
+			NR == 2 { f = $4 }
+			END {
+				need = int((x * s + n * e + 1023) / 1024) + 1024
+				if (f ~ /^[0-9]+$/ && f + 0 < need) printf "%.0f %s\n", need, f
+			}')
+		;;
+	*)
+		# df's second line, fourth field (as awk splits it).
+		case $h_df in *"$h_nl"*) ;; *) return 0 ;; esac
+		h_df=${h_df#*"$h_nl"}
+		h_x=$(($2 * hp_size + hp_entries * $3))
+		# shellcheck disable=SC2086 # df's fields, split on purpose
+		set -- ${h_df%%"$h_nl"*}
+		case $4 in '' | *[!0-9]* | ??????????*) return 0 ;; esac
+		h_x=$(((h_x + 1023) / 1024 + 1024))
+		if [ "$4" -lt "$h_x" ]; then h_need="$h_x $4"; fi
+		;;
+	esac
 	case $h_need in *[0-9]" "[0-9]*) ;; *) return 0 ;; esac
 	h_say ERROR space "${h_need% *}" "${h_need#* }"
 	return 1

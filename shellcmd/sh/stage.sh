@@ -200,12 +200,13 @@ h_claim() {
 # h_unclaim: gives the mark h_claim took back.
 h_unclaim() { mv "claimed-$hp_stok" resume 2>/dev/null; }
 
-# h_unstage: removes the stage this command entered (h_enter), from
-# inside: nobody else can change what it holds, so emptying it follows no
-# link of anyone's. Then the directory itself goes by its name in the
+# h_unstage [PATH...]: removes the stage this command entered (h_enter),
+# from inside: nobody else can change what it holds, so emptying it follows
+# no link of anyone's. Then the directory itself goes by its name in the
 # directory that holds it, if it is there and empty: rmdir never follows a
 # link and removes nothing else. What was put at the stage's name by
-# others is never removed.
+# others is never removed. The PATHs (absolute: this command's scratch
+# directory) go with the stage's contents, in the same rm.
 h_unstage() {
 	# Read-only directories of a tree not promoted are made writable
 	# first (find never follows a link).
@@ -213,7 +214,7 @@ h_unstage() {
 		find . -type d ! -perm -700 -exec chmod u+rwx {} \; 2>/dev/null
 	fi
 	set +f
-	rm -rf ./* ./.[!.]* ./..?* 2>/dev/null
+	rm -rf ./* ./.[!.]* ./..?* "$@" 2>/dev/null
 	set -f
 	cd .. && rmdir "./${h_stage##*/}" 2>/dev/null
 	return 0

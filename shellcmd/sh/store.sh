@@ -104,16 +104,19 @@ h_pointer() {
 	case $h_p in "$hp_storedir"/*) printf '%s' "${h_p#"$hp_storedir"/}" ;; esac
 }
 
-# h_repoint NAME ID: points <root>/NAME at runtimes/ID by renaming a new
+# h_repoint NAME ID [SEEN]: points <root>/NAME at runtimes/ID by renaming a new
 # symlink over the old one: there is never a moment without NAME, and never
 # delete-then-create. Plain mv would move the new link INTO the directory the
 # old one points to, so only a rename that refuses to follow it is used: GNU
 # and busybox mv -T, BSD mv -h. Only hoist's own pointer is replaced (absent,
 # or a symlink into the store): a file, a directory or another symlink at
 # NAME is not hoist's, and is left alone. Fails saying why in h_lasterr.
+# SEEN, when given, is the id this command just read NAME to point at
+# (h_pointer, under the same hold): NAME is hoist's pointer without a
+# second readlink (the rename replaces what is there then, as after one).
 h_repoint() {
 	h_lnk=$h_root/.$1-$hp_me
-	if [ -e "$h_root/$1" ] || [ -L "$h_root/$1" ]; then
+	if [ -z "$3" ] && { [ -e "$h_root/$1" ] || [ -L "$h_root/$1" ]; }; then
 		case $(readlink "$h_root/$1" 2>/dev/null) in
 		"$hp_storedir"/*) ;;
 		*)
@@ -122,7 +125,8 @@ h_repoint() {
 			;;
 		esac
 	fi
-	rm -f "$h_lnk"
+	# A link of this command's token is left only by this command.
+	if [ -e "$h_lnk" ] || [ -L "$h_lnk" ]; then rm -f "$h_lnk"; fi
 	ln -s "$hp_storedir/$2" "$h_lnk" || return 1
 	if mv -T "$h_lnk" "$h_root/$1" 2>/dev/null || mv -h "$h_lnk" "$h_root/$1" 2>/dev/null; then
 		return 0
@@ -134,7 +138,10 @@ h_repoint() {
 
 # h_activate ID ACTION: under the lock, makes ID current and the old current
 # previous, and appends the switch to <root>/history (what ACTION did it,
-# from what, to what, by whom). Says ACTIVATED ID OLD.
+# from what, to what, by whom). Says ACTIVATED ID OLD. Fenced (h_fence),
+# but for the switch a promotion makes right after its own fence, in the
+# same command and under the same hold (h_fenced, which the switch uses
+# up): one fence, then its mutations, as in h_promote.
 h_activate() {
 	if ! h_present "$1"; then
 		h_say NOTFOUND "$1"
@@ -145,8 +152,12 @@ h_activate() {
 		h_say ACTIVATED "$1" "${h_old:--}"
 		return 0
 	fi
-	h_fence || return 1
-	if ! h_repoint current "$1"; then
+	if [ -n "$h_fenced" ]; then
+		h_fenced=
+	else
+		h_fence || return 1
+	fi
+	if ! h_repoint current "$1" "$h_old"; then
 		h_say ERROR switch "$(h_oneline "$h_lasterr")"
 		return 1
 	fi
