@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -22,7 +23,16 @@ type Proxy struct {
 	frozen bool
 	closed bool
 	conns  map[*relay]struct{}
+
+	toTarget, fromTarget atomic.Int64 // bytes relayed
 }
+
+// Sent is the number of bytes relayed from clients to the target so far:
+// what a workstation sent the host, counted outside the client.
+func (p *Proxy) Sent() int64 { return p.toTarget.Load() }
+
+// Received is the number of bytes relayed from the target to clients.
+func (p *Proxy) Received() int64 { return p.fromTarget.Load() }
 
 // relay is one proxied connection.
 type relay struct {
@@ -143,6 +153,11 @@ func (p *Proxy) pump(r *relay, dst, src net.Conn) {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				p.cutRelay(r)
 				return
+			}
+			if dst == r.server {
+				p.toTarget.Add(int64(n))
+			} else {
+				p.fromTarget.Add(int64(n))
 			}
 		}
 		if err == io.EOF {
