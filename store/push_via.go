@@ -257,7 +257,8 @@ func (v *Via) writeTar(ctx context.Context, w io.Writer, pool map[string]string)
 	}
 	defer rc.Close()
 	ph := sha256.New()
-	tr := tar.NewReader(transport.ContextReader(ctx, bufio.NewReaderSize(io.TeeReader(rc, ph), 1<<16)))
+	hashed := io.TeeReader(rc, ph)
+	tr := tar.NewReader(transport.ContextReader(ctx, bufio.NewReaderSize(hashed, 1<<16)))
 	pk := newPacker(w, pub.entries)
 	pk.pool = pool
 	if err := pk.put(pk.treeHeader()); err != nil {
@@ -293,11 +294,14 @@ func (v *Via) writeTar(ctx context.Context, w io.Writer, pool map[string]string)
 			continue
 		}
 		hexSum := hex.EncodeToString(it.e.Sum[:])
+		if _, blob := sizes[hexSum]; !blob {
+			return refused(pub.Ref, "the pack served again lacks %s", it.e.Path)
+		}
 		if err := v.copyBlob(ctx, repo, pk, Blob{Digest: "sha256:" + hexSum, Size: sizes[hexSum]}); err != nil {
 			return err
 		}
 	}
-	if _, err := io.Copy(io.Discard, rc); err != nil {
+	if _, err := io.Copy(io.Discard, hashed); err != nil {
 		return fmt.Errorf("fetching the pack again: %w", err)
 	}
 	if hex.EncodeToString(ph.Sum(nil)) != pub.Sum {

@@ -73,6 +73,14 @@ func (p *Proxy) Cut() {
 	p.cond.Broadcast()
 }
 
+// Refuse stops listening and cuts every relayed connection: a later
+// connection to Addr is refused, as by a host that is down or a firewall
+// that rejects.
+func (p *Proxy) Refuse() {
+	p.ln.Close()
+	p.Cut()
+}
+
 // Freeze stops relaying bytes, in both directions and for new connections
 // too, while keeping every socket open: a silently dead link.
 func (p *Proxy) Freeze() {
