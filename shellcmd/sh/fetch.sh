@@ -109,11 +109,15 @@ h_fetch() {
 # in argv only, and verifies no certificate). Says NOFETCH tool when none
 # will do.
 h_fetchtool() {
-	if command -v curl >/dev/null 2>&1; then
+	# Each is run: a shell may find a file it cannot execute (busybox's
+	# command -v does).
+	if curl --version >/dev/null 2>&1; then
 		h_ft=curl
-	elif command -v wget >/dev/null 2>&1; then
-		h_ft=busybox
-		case $(wget --version 2>/dev/null) in *"GNU Wget"*) h_ft=wget ;; esac
+	else
+		case $(wget --version 2>/dev/null) in
+		*"GNU Wget"*) h_ft=wget ;;
+		*) case $(wget --help 2>&1) in *BusyBox*) h_ft=busybox ;; esac ;;
+		esac
 	fi
 	case $h_ft in
 	'')
