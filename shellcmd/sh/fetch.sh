@@ -7,7 +7,8 @@
 # "link NAME PATH", "blob SHA256 SIZE MODES", "pack SHA256 SIZE"), the
 # Authorization value (hp_fauth, a secret) and a CA (hp_fca, PEM), all inside
 # the fragment on standard input. The first failure ends the fetch (NOFETCH):
-# the client then sends over SFTP what the host could not fetch.
+# the client then sends over SFTP what the host could not fetch. How each
+# blob is fetched and verified, by curl or wget: fetchget.sh.
 
 # h_op_fetch: in this push's stage, claimed (h_claim) while it writes:
 # fetches what hp_fetch lists, says FETCHED for each verified blob or
@@ -25,7 +26,7 @@ h_op_fetch() {
 	trap 'rm -f ./auth ./ca.pem; exit 143' TERM
 	trap 'rm -f ./auth ./ca.pem; exit 130' INT
 	h_fetch
-	rm -f ./auth ./ca.pem ./fetch.err ./fetch.list
+	rm -f ./auth ./ca.pem ./fetch.err ./fetch.list ./fetch.todo ./fetch.now ./fetch.sums ./fetch.seen ./fetch.done
 	trap - EXIT TERM INT
 	h_step fetch.done
 	h_unclaim
@@ -37,7 +38,10 @@ h_op_fetch() {
 h_nofetch() { h_say NOFETCH "$1" "$(h_oneline "$2")"; }
 
 # h_fetch: the fetch itself, in the stage: the tool, the files it reads,
-# then each line of hp_fetch in order. Returns at the first failure, said.
+# the reused copies linked under the names the pack links to, then every
+# blob into pool/.fetch/ (its first mode's name; the pack as "pack"),
+# verified (h_curlall, or h_get a blob at a time), then put in place
+# (h_place). Returns at the first failure, said.
 h_fetch() {
 	h_fetchtool || return 0
 	if [ -n "$hp_fca" ] && ! (umask 077 && echo "$hp_fca" >./ca.pem) 2>/dev/null; then
@@ -55,10 +59,12 @@ h_fetch() {
 			return 0
 		}
 	fi
-	if ! mkdir -p pool 2>/dev/null || ! printf '%s\n' "$hp_fetch" >./fetch.list 2>/dev/null; then
+	if ! mkdir -p pool/.fetch 2>/dev/null || ! printf '%s\n' "$hp_fetch" >./fetch.list 2>/dev/null ||
+		! : >./fetch.todo || ! : >./fetch.done; then
 		h_nofetch write "cannot write in the stage (disk full?)"
 		return 0
 	fi
+	# fetch.todo: "FILE SHA256 SIZE RESUMES" a blob to fetch.
 	while read -r h_fk h_fd h_fr; do
 		case $h_fk in
 		link)
@@ -70,150 +76,56 @@ h_fetch() {
 			fi
 			;;
 		blob)
-			h_fz=${h_fr%% *} h_fm=${h_fr#* }
-			h_get "$h_fd" "$h_fz" "pool/.fetch-$h_fd" || return 0
-			h_fp=
-			h_fi=$h_fm,
-			while [ -n "$h_fi" ]; do
-				h_m=${h_fi%%,*} h_fi=${h_fi#*,}
-				case $h_m in '' | *[!0-7]*) continue ;; esac
-				if [ -z "$h_fp" ]; then
-					chmod "$h_m" "pool/.fetch-$h_fd" && mv -f "pool/.fetch-$h_fd" "pool/$h_fd-$h_m"
-				else
-					cp "pool/$h_fp" "pool/$h_fd-$h_m" && chmod "$h_m" "pool/$h_fd-$h_m"
-				fi 2>/dev/null || {
-					h_nofetch write "cannot put the blob $h_fd in the stage's pool (disk full?)"
-					return 0
-				}
-				h_fp=$h_fd-$h_m
-			done
-			h_say FETCHED "$h_fd" "$h_fz" "$h_gt"
+			h_fm=${h_fr##* }
+			echo "pool/.fetch/$h_fd-${h_fm%%,*} $h_fd ${h_fr%% *} 0" >>./fetch.todo
 			;;
-		pack)
-			# Into the stage's archive only once it is verified: until
-			# then, the archive the first command made stays as it was,
-			# for an upload to write into.
-			h_get "$h_fd" "$h_fr" ./fetch.pack || return 0
-			if ! mv -f ./fetch.pack ./artifact.tar 2>/dev/null; then
-				h_nofetch write "cannot write the stage's archive (disk full?)"
-				return 0
-			fi
-			h_say FETCHED "$h_fd" "$h_fr" "$h_gt"
-			;;
+		pack) echo "pool/.fetch/pack $h_fd $h_fr 0" >>./fetch.todo ;;
 		esac
 	done <./fetch.list
-}
-
-# h_fetchtool: chooses the tool (h_ft): curl, else GNU wget, else busybox
-# wget for a plain HTTP registry that needs no credential (it takes headers
-# in argv only, and verifies no certificate). Says NOFETCH tool when none
-# will do.
-h_fetchtool() {
-	# Each is run: a shell may find a file it cannot execute (busybox's
-	# command -v does).
-	if curl --version >/dev/null 2>&1; then
-		h_ft=curl
+	if [ "$h_ft" = curl ]; then
+		h_curlall || return 0
 	else
-		case $(wget --version 2>/dev/null) in
-		*"GNU Wget"*) h_ft=wget ;;
-		*) case $(wget --help 2>&1) in *BusyBox*) h_ft=busybox ;; esac ;;
-		esac
+		while read -r h_ff h_fd h_fz _; do
+			h_get "$h_fd" "$h_fz" "$h_ff" || return 0
+			echo "$h_fd $h_fz $h_gt" >>./fetch.done
+		done <./fetch.todo
 	fi
-	case $h_ft in
-	'')
-		h_nofetch tool "neither curl nor wget on the host"
-		return 1
-		;;
-	busybox)
-		if [ -n "$hp_fauth" ] || [ -z "$hp_fplain" ]; then
-			h_ft=
-			h_nofetch tool "only busybox wget on the host, which would show the credential in its argv and verifies no certificate: install curl there"
-			return 1
-		fi
-		;;
-	esac
-	return 0
+	h_place || return 0
+	while read -r h_fd h_fz h_fn; do
+		h_say FETCHED "$h_fd" "$h_fz" "$h_fn"
+	done <./fetch.done
 }
 
-# h_get SHA256 SIZE FILE: fetches the blob into FILE, a try at a time: a try
-# cut short (the connection dropped) is resumed from what FILE holds with a
-# Range request, while each try adds bytes, up to 8 tries (h_gt counts
-# them). Then FILE must be SIZE bytes of that SHA-256, or it is removed.
-# Says NOFETCH and returns 1 on failure.
-h_get() {
-	rm -f "$3"
-	h_gt=0 h_gn=0
-	while :; do
-		h_gt=$((h_gt + 1))
-		h_grab "$1" "$3"
-		h_gp=$h_gn
-		h_gn=$(wc -c <"$3" 2>/dev/null) || h_gn=0
-		h_gn=$((h_gn + 0))
-		[ "$h_gx" = 0 ] && [ "$h_gn" -ge "$2" ] && break
-		# The server ended a whole answer short: go on as from a cut.
-		[ "$h_gx" = 0 ] && h_gx="cut"
-		if [ "$h_gx" = cut ] && [ "$h_gn" -gt "$h_gp" ] && [ "$h_gt" -lt 8 ]; then
-			continue
-		fi
-		[ "$h_gx" = cut ] && [ "$h_gn" -le "$h_gp" ] && [ "$h_gt" = 1 ] && h_gx=reach
-		h_e=
-		{ IFS= read -r h_e <./fetch.err; } 2>/dev/null
-		rm -f "$3"
-		h_nofetch "$h_gx" "blob $1 after $h_gt tries and $h_gn of $2 bytes: ${h_e:-no answer}"
-		return 1
+# h_place: puts the verified blobs of pool/.fetch/ in place: a copy for
+# each further mode of a blob, each mode given (one chmod a mode, as few
+# processes as find -exec {} + makes), all moved into the pool with one
+# mv, and the pack made the stage's archive. Until then the archive the
+# first command made stays as it was, for an upload to write into.
+h_place() {
+	while read -r h_fk h_fd h_fr; do
+		[ "$h_fk" = blob ] || continue
+		h_fm=${h_fr#* },
+		h_f1=${h_fm%%,*} h_fm=${h_fm#*,}
+		while [ -n "$h_fm" ]; do
+			h_m=${h_fm%%,*} h_fm=${h_fm#*,}
+			cp "pool/.fetch/$h_fd-$h_f1" "pool/.fetch/$h_fd-$h_m" 2>/dev/null || {
+				h_nofetch write "cannot copy the blob $h_fd in the stage's pool (disk full?)"
+				return 1
+			}
+		done
+	done <./fetch.list
+	awk '$1 == "blob" { n = split($4, m, ","); for (i = 1; i <= n; i++) print m[i] }' ./fetch.list | sort -u | while read -r h_m; do
+		case $h_m in '' | *[!0-7]*) continue ;; esac
+		find pool/.fetch -type f -name "*-$h_m" -exec chmod "$h_m" {} + 2>/dev/null
 	done
-	h_got=$(h_sha256 "$3")
-	if [ "$h_gn" != "$2" ] || [ "$h_got" != "$1" ]; then
-		rm -f "$3"
-		h_nofetch digest "blob $1 came as $h_gn bytes of sha256 ${h_got:-unknown}, not $2 bytes of its digest: the registry, or a mirror in front of it, served other bytes (tampered?); not used"
-		return 1
+	set +f
+	set -- pool/.fetch/*-*
+	set -f
+	if { [ ! -f "$1" ] || mv -f "$@" pool/ 2>/dev/null; } &&
+		{ [ ! -f pool/.fetch/pack ] || mv -f pool/.fetch/pack ./artifact.tar 2>/dev/null; } && rmdir pool/.fetch 2>/dev/null; then
+		return 0
 	fi
-	return 0
+	h_nofetch write "cannot move the fetched blobs into the stage's pool (disk full?)"
+	return 1
 }
 
-# h_grab SHA256 FILE: one try of the tool at the blob, resuming FILE when it
-# holds bytes. Sets h_gx to 0, or to the kind of failure (as h_nofetch's
-# WHY): reach, tls, http, cut or write.
-h_grab() {
-	h_u=$hp_furl"sha256:$1"
-	h_c=
-	[ -s "$2" ] && h_c=1
-	case $h_ft in
-	curl)
-		h_pr="=https"
-		[ -n "$hp_fplain" ] && h_pr="=http,https"
-		set -- curl -fsSL --connect-timeout 5 --speed-limit 1 --speed-time 10 --proto "$h_pr" --proto-redir "$h_pr" -o "$2"
-		[ -f ./ca.pem ] && set -- "$@" --cacert ./ca.pem
-		[ -f ./auth ] && set -- "$@" -K ./auth
-		[ -n "$h_c" ] && set -- "$@" -C -
-		"$@" "$h_u" 2>./fetch.err
-		case $? in
-		0) h_gx=0 ;;
-		5 | 6 | 7 | 45) h_gx=reach ;;
-		16 | 18 | 28 | 52 | 55 | 56 | 92) h_gx="cut" ;;
-		35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) h_gx=tls ;;
-		23) h_gx="write" ;;
-		*) h_gx=http ;;
-		esac
-		;;
-	wget)
-		set -- wget -q --tries=1 --connect-timeout=5 --read-timeout=10 -O "$2"
-		[ -f ./auth ] && set -- "$@" --config=./auth
-		[ -f ./ca.pem ] && set -- "$@" --ca-certificate=./ca.pem
-		[ -n "$h_c" ] && set -- "$@" -c
-		"$@" "$h_u" 2>./fetch.err
-		case $? in
-		0) h_gx=0 ;;
-		3) h_gx="write" ;;
-		4) h_gx="cut" ;;
-		5) h_gx=tls ;;
-		*) h_gx=http ;;
-		esac
-		;;
-	*)
-		set -- wget -q -O "$2"
-		[ -n "$h_c" ] && set -- "$@" -c
-		if "$@" "$h_u" 2>./fetch.err; then h_gx=0; else h_gx="cut"; fi
-		;;
-	esac
-}
