@@ -192,11 +192,7 @@ func (a *app) push(source string, o pushOptions) error {
 				if res.FromRegistry {
 					from = ", fetched from the registry by this machine"
 				}
-				why := res.Fallback
-				if strings.HasPrefix(why, "digest:") {
-					why += " (a tampered mirror?)"
-				}
-				what = append(what, fmt.Sprintf("sent %s over SSH%s, since the host could not fetch it: %s", size(res.Uploaded), from, printable(why)))
+				what = append(what, fmt.Sprintf("sent %s over SSH%s, since the host could not fetch it: %s", size(res.Uploaded), from, printable(res.Fallback)))
 			}
 			if res.Reused > 0 {
 				what = append(what, fmt.Sprintf("%d files copied on the host", res.Reused))
