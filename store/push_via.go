@@ -18,6 +18,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
@@ -337,4 +338,44 @@ func (v *Via) copyBlob(ctx context.Context, repo interface {
 	}
 	_, err = w.Write(tail)
 	return err
+}
+
+// RegistryCheck is the doctor's registry item (hoist doctor --via):
+// whether the host can reach the registry ref names as a push through it
+// would fetch from it (the same tool, the same TLS checks, the CA of
+// RegistryOptions.CAFile), and how long a request to its /v2/ takes. It
+// hands the host no credential and writes nothing there.
+func (s *Store) RegistryCheck(ctx context.Context, r *Registry, ref OCIRef) (lock.Check, error) {
+	p := s.wire().Params()
+	plain := r.c.PlainHTTP(ref.Registry)
+	scheme := "https"
+	if plain {
+		scheme = "http"
+	}
+	p.FetchURL, p.FetchPlain = scheme+"://"+ref.Registry+"/v2/"+ref.Repository+"/blobs/", plain
+	if r.o.CAFile != "" {
+		ca, err := os.ReadFile(r.o.CAFile)
+		if err != nil {
+			return lock.Check{}, err
+		}
+		p.FetchCA = string(ca)
+	}
+	reply, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpReach, p), lock.Events{}, nil)
+	if err != nil {
+		return lock.Check{}, err
+	}
+	v := reply.Last()
+	if v.Verb != shellcmd.VerbCheck {
+		return lock.Check{}, s.err(reply, "doctor")
+	}
+	c := v.Check()
+	ck := lock.Check{Name: c.Name, Status: lock.CheckStatus(c.Status), Value: c.Value, Detail: c.Detail}
+	switch ck.Status {
+	case lock.CheckOK:
+	case lock.CheckFail:
+		ck.Fix = "let the host reach " + ref.Registry + " over " + scheme + ", with curl (or wget) installed; pushes through it send this host the bytes over SSH meanwhile"
+	default:
+		ck.Status, ck.Detail = lock.CheckFail, "the host said "+c.Status+": "+c.Detail
+	}
+	return ck, nil
 }

@@ -43,7 +43,10 @@ h_nofetch() { h_say NOFETCH "$1" "$(h_oneline "$2")"; }
 # verified (h_curlall, or h_get a blob at a time), then put in place
 # (h_place). Returns at the first failure, said.
 h_fetch() {
-	h_fetchtool || return 0
+	if ! h_fetchtool; then
+		h_nofetch tool "$h_fw"
+		return 0
+	fi
 	if [ -n "$hp_fca" ] && ! (umask 077 && echo "$hp_fca" >./ca.pem) 2>/dev/null; then
 		h_nofetch write "cannot write the registry's CA in the stage (disk full?)"
 		return 0

@@ -6,9 +6,10 @@
 
 # h_fetchtool: chooses the tool (h_ft): curl, else GNU wget, else busybox
 # wget for a plain HTTP registry that needs no credential (it takes headers
-# in argv only, and verifies no certificate). Says NOFETCH tool when none
-# will do.
+# in argv only, and verifies no certificate). Returns 1, with why in h_fw,
+# when none will do.
 h_fetchtool() {
+	h_ft= h_fw=
 	# Each is run: a shell may find a file it cannot execute (busybox's
 	# command -v does).
 	if curl --version >/dev/null 2>&1; then
@@ -20,19 +21,15 @@ h_fetchtool() {
 		esac
 	fi
 	case $h_ft in
-	'')
-		h_nofetch tool "neither curl nor wget on the host"
-		return 1
-		;;
+	'') h_fw="neither curl nor wget on the host" ;;
 	busybox)
 		if [ -n "$hp_fauth" ] || [ -z "$hp_fplain" ]; then
 			h_ft=
-			h_nofetch tool "only busybox wget on the host, which would show the credential in its argv and verifies no certificate: install curl there"
-			return 1
+			h_fw="only busybox wget on the host, which would show the credential in its argv and verifies no certificate: install curl there"
 		fi
 		;;
 	esac
-	return 0
+	[ -n "$h_ft" ]
 }
 
 # h_get SHA256 SIZE FILE: fetches the blob into FILE, a try at a time: a try
