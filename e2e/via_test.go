@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +75,8 @@ func blobBytes(reqs []registry.Request) int64 {
 // sent under 1 MiB over SSH to all of them, counted by proxies in front of
 // the hosts. After 4 bytes of a small file changed and a re-publish, each
 // host fetches only the pack (under 1 MiB by the registry's log) and
-// copies the rest from the runtime it has.
+// copies the rest from the runtime it has. Pushed as oci://...@digest to
+// another host, the workstation never reads the tree.
 func TestPushViaRegistry(t *testing.T) {
 	t.Parallel()
 	r := registry.Start(t, registry.Options{})
@@ -151,5 +151,17 @@ func TestPushViaRegistry(t *testing.T) {
 		t.Errorf("after a 4-byte change the workstation sent %d bytes over SSH; want under 1 MiB", sent)
 	}
 	t.Logf("after a 4-byte change: %d blob bytes served a host (its read and its fetch), %d bytes over SSH in all", served/int64(len(hosts)), sent)
-	_ = fmt.Sprint
+
+	// push oci://...@digest, as publish printed it, to a new host: the
+	// workstation never reads the tree, and activates it.
+	_, pinned := p.publish(src, to+":v2", ca...)
+	fresh := newViaHost(t, p, sshd.Options{})
+	out, res := fresh.push(t, append([]string{pinned.String(), "--activate"}, ca...)...)
+	if res.code != 0 || out.ID != id2 || !out.Activated || out.FetchedBlobs != 130 || out.UploadedBytes != 0 || fresh.proxy.Sent() >= 1<<20 {
+		t.Fatalf("push %s: %s (%d bytes over SSH); want %s fetched whole and active", pinned, res, fresh.proxy.Sent(), id2)
+	}
+	sameTree(t, src, filepath.Join(fresh.root, "runtimes", id2))
+	if text := fresh.c.run(append([]string{"push", pinned.String()}, ca...)...); text.code != 0 || !strings.Contains(text.stdout, "already present") {
+		t.Errorf("push %s again: %s", pinned, text)
+	}
 }
