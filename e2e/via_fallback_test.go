@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,7 @@ func pushVia(t *testing.T, a *store.Artifact, v *store.Via, opts sshd.Options) (
 // a second of the try), a mirror serves a blob with a wrong byte (digest:
 // that blob is never used), or it has neither curl nor wget (tool). A
 // mirror that cuts downloads mid-blob is no failure: the host resumes each with
-// a Range request. Without the artifact (push oci://), the workstation
+// a Range request, with curl or with wget. Without the artifact (push oci://), the workstation
 // fetches what the host could not from the registry and sends it, and a
 // tampered blob is refused there too: nothing is promoted.
 func TestPushViaFallsBack(t *testing.T) {
@@ -179,6 +180,20 @@ func TestPushViaFallsBack(t *testing.T) {
 		t.Parallel()
 		res, root, err := pushVia(t, e.artifact(t), e.via(t, e.r.Addr), hide)
 		check(t, res, root, err, "tool:")
+	})
+	t.Run("cut-wget", func(t *testing.T) {
+		t.Parallel()
+		m := e.r.NewProxy(t)
+		v := e.via(t, m.Addr)
+		m.Cut(64<<10, 1)
+		res, root, err := pushVia(t, e.artifact(t), v, sshd.Options{Hide: []string{"/usr/bin/curl"}})
+		if err != nil || !res.Promoted || res.Fallback != "" || res.FetchTool != "wget" || res.FetchResumes != 1 || res.Uploaded != 0 {
+			t.Fatalf("push with wget through a mirror that cuts a download: %v %+v; want it resumed, nothing sent", err, res)
+		}
+		sameTree(t, e.src, filepath.Join(root, "runtimes", e.id))
+		if q := m.Requests(); !slices.ContainsFunc(q, func(q registry.ProxyRequest) bool { return q.Range == "bytes=65536-" }) {
+			t.Errorf("no request went on from the cut with Range: bytes=65536-: %+v", q)
+		}
 	})
 	t.Run("oci-no-tool", func(t *testing.T) {
 		t.Parallel()

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -155,8 +157,8 @@ func (s *Store) fetch(ctx context.Context, p shellcmd.Params, opts PushOptions, 
 		return "", false, err
 	}
 	var list strings.Builder
-	for name, path := range st.pool {
-		fmt.Fprintf(&list, "link %s %s\n", name, path)
+	for _, name := range slices.Sorted(maps.Keys(st.pool)) {
+		fmt.Fprintf(&list, "link %s %s\n", name, st.pool[name])
 	}
 	asked := map[string][]string{} // hex to the modes asked for
 	for _, f := range pub.Files {

@@ -73,7 +73,7 @@ h_fetch() {
 		link)
 			# A reused copy (pool/<id>/<path>) under the name the pack
 			# links to.
-			if ! ln "pool/$h_fr" "pool/$h_fd" 2>/dev/null; then
+			if ! ln -f "pool/$h_fr" "pool/$h_fd" 2>/dev/null; then
 				h_nofetch write "cannot link the reused copy of $h_fr in the stage's pool"
 				return 0
 			fi
