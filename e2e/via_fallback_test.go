@@ -221,14 +221,30 @@ func TestPushViaFallsBack(t *testing.T) {
 // mirror stalls it), no process on the machine has any token the server
 // issued in its argv or environment, and the host's credential is a 0600
 // file of its stage; once the push is over, no file under the host's
-// directories holds a token. The stalled blob is then resumed.
+// directories holds a token. The stalled blob is then resumed. With curl
+// (its -K file) and with GNU wget (a wgetrc).
 func TestPushViaTokenStaysOffArgv(t *testing.T) {
 	t.Parallel()
 	e := newViaEnv(t, registry.Options{Auth: registry.Token})
+	tools := map[string]sshd.Options{"curl": {}}
+	if isRoot() {
+		tools["wget"] = sshd.Options{Hide: []string{"/usr/bin/curl"}}
+	} else {
+		t.Log("skipping the host with wget only: hiding programs takes root")
+	}
+	for tool, opts := range tools {
+		t.Run(tool, func(t *testing.T) {
+			t.Parallel()
+			tokenStaysOff(t, e, tool, opts)
+		})
+	}
+}
+
+func tokenStaysOff(t *testing.T, e *viaEnv, tool string, opts sshd.Options) {
 	m := e.r.NewProxy(t)
 	v := e.via(t, m.Addr)
 	m.Stall(64 << 10)
-	h := sshd.Start(t, sshd.Options{})
+	h := sshd.Start(t, opts)
 	root := filepath.Join(h.Dir, "store")
 	type result struct {
 		res *store.PushResult
@@ -266,8 +282,8 @@ func TestPushViaTokenStaysOffArgv(t *testing.T) {
 	}
 	m.Clear()
 	r := <-done
-	if r.err != nil || !r.res.Promoted || r.res.Fallback != "" || r.res.FetchResumes < 1 {
-		t.Fatalf("push: %v %+v; want it fetched, the stalled blob resumed", r.err, r.res)
+	if r.err != nil || !r.res.Promoted || r.res.Fallback != "" || r.res.FetchTool != tool || r.res.FetchResumes < 1 {
+		t.Fatalf("push: %v %+v; want it fetched with %s, the stalled blob resumed", r.err, r.res, tool)
 	}
 	sameTree(t, e.src, filepath.Join(root, "runtimes", e.id))
 	for _, dir := range []string{h.Dir, h.Home} {
