@@ -97,7 +97,8 @@ func pushVia(t *testing.T, a *store.Artifact, v *store.Via, opts sshd.Options) (
 // TestPushViaFallsBack: a host that cannot fetch from the registry, for
 // whatever reason, is sent over SFTP what it lacks and ends with the right
 // runtime, saying why: the registry refuses its connections (reach, within
-// a second of the try), a mirror serves a blob with a wrong byte (digest:
+// a second of the try) or answers nothing (reach, once the 5 s connect
+// timeout ends), a mirror serves a blob with a wrong byte (digest:
 // that blob is never used), or it has neither curl nor wget (tool). A
 // mirror that cuts downloads mid-blob is no failure: the host resumes each with
 // a Range request, with curl or with wget. Without the artifact (push oci://), the workstation
@@ -123,6 +124,16 @@ func TestPushViaFallsBack(t *testing.T) {
 		if res.Uploaded < 4<<20 || res.Fetched != 0 {
 			t.Errorf("sent %d bytes, fetched %d blobs; want the whole runtime sent", res.Uploaded, res.Fetched)
 		}
+		t.Logf("fell back in a push of %v: %s", time.Since(start).Round(time.Millisecond), res.Fallback)
+	})
+	t.Run("silent", func(t *testing.T) {
+		t.Parallel()
+		relay := sshd.NewProxy(t, e.r.Addr)
+		v := e.via(t, relay.Addr)
+		relay.Freeze()
+		start := time.Now()
+		res, root, err := pushVia(t, e.artifact(t), v, sshd.Options{})
+		check(t, res, root, err, "reach:")
 		t.Logf("fell back in a push of %v: %s", time.Since(start).Round(time.Millisecond), res.Fallback)
 	})
 	t.Run("tampered", func(t *testing.T) {
