@@ -80,6 +80,10 @@
 //     kept or dropped after a failed upload.
 //   - reuse.sh: the delta: files the host already has, reused instead of
 //     sent (h_reuse: map, copy, verify; REUSED).
+//   - fetch.sh, fetchget.sh: a push through a registry: the host fetches
+//     what it lacks into the stage (h_op_fetch; FETCHED, NOFETCH,
+//     FETCHEND), with curl or wget, resuming with Range, verifying each
+//     blob; reach.sh: the doctor's registry item (h_op_reach).
 //   - promote.sh: verify, unpack and promote (h_op_promote), and the checks
 //     a push makes before it uploads (h_collides, h_room).
 //   - manage.sh: list, activate, rollback, pin, history.

@@ -79,6 +79,12 @@ var (
 	OpRuns    = &Op{Name: "runs", Sends: []Verb{VerbRun}, Ends: []Verb{VerbListed, VerbError}, Codes: setupCodes}
 	OpLogs    = &Op{Name: "logs", Sends: []Verb{VerbCut}, Ends: []Verb{VerbRunState, VerbNoRun, VerbError}, Codes: setupCodes}
 
+	// OpFetch: a push through a registry, between the first command and
+	// the promotion (fetch.sh).
+	OpFetch = &Op{Name: "fetch", Sends: []Verb{VerbFetched, VerbNoFetch}, Ends: []Verb{VerbFetchEnd, VerbError}, Codes: join(setupCodes, []Code{CodeStage})}
+	// OpReach is the doctor's registry item: read-only, and run without
+	// h_setup (it needs no store).
+	OpReach     = &Op{Name: "reach", Ends: []Verb{VerbCheck, VerbError}, Codes: setupCodes, NoSetup: true}
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{VerbDropped, VerbError}, Codes: setupCodes}
 	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{VerbResumable, VerbError}, Codes: setupCodes}
 	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
@@ -101,5 +107,5 @@ var (
 )
 
 // Ops lists every operation.
-var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote,
+var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote, OpFetch, OpReach,
 	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot}

@@ -58,6 +58,10 @@ const (
 	VerbDelete     Verb = "DELETE"
 	VerbSweep      Verb = "SWEEP"
 	VerbNoProc     Verb = "NOPROC"
+	// A push through a registry's (fetch.sh).
+	VerbFetched  Verb = "FETCHED"
+	VerbNoFetch  Verb = "NOFETCH"
+	VerbFetchEnd Verb = "FETCHEND"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -145,6 +149,9 @@ var protocol = []verbSpec{
 	{verb: VerbDelete, owner: ofStore, fields: []string{"id", "state"}, doc: "gc's victim"},
 	{verb: VerbSweep, owner: ofStore, fields: []string{"path", "state"}, doc: "a leftover gc removes"},
 	{verb: VerbNoProc, owner: ofStore, doc: "gc cannot tell what processes use, and deletes nothing"},
+	{verb: VerbFetched, owner: ofStore, fields: []string{"sha256", "bytes", "tries"}, doc: "the host fetched this blob from the registry and verified it"},
+	{verb: VerbNoFetch, owner: ofStore, fields: []string{"why", "detail"}, doc: "the fetch ended here: the host gets the rest over SFTP"},
+	{verb: VerbFetchEnd, owner: ofStore, fields: []string{"tool"}, doc: "the fetch is over; the tool it used"},
 }
 
 // specs finds a verb's row.

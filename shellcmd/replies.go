@@ -190,6 +190,26 @@ func (v Verdict) Resume() (id string, offset int64, sum string) {
 	return v.get("id"), offset, v.get("sha256")
 }
 
+// Fetched reads FETCHED: the host fetched the blob of this SHA-256 (hex)
+// from the registry, size bytes in tries tries (more than one: it resumed
+// with Range), and verified it.
+func (v Verdict) Fetched() (sum string, size int64, tries int) {
+	v = v.of(VerbFetched)
+	size, _ = number(v.get("bytes"))
+	n, _ := number(v.get("tries"))
+	return v.get("sha256"), size, int(n)
+}
+
+// NoFetch reads NOFETCH: why the fetch ended (tool, reach, tls, http, cut,
+// digest, write) and the host's words.
+func (v Verdict) NoFetch() (why, detail string) {
+	v = v.of(VerbNoFetch)
+	return v.get("why"), v.get("detail")
+}
+
+// FetchEnd reads FETCHEND: the tool the fetch used ("" when none).
+func (v Verdict) FetchEnd() (tool string) { return v.of(VerbFetchEnd).get("tool") }
+
 // Stage reads STAGE: the stage of id exists; shared when its archive bears
 // the push's date (a store its group may write).
 func (v Verdict) Stage() (id string, shared bool) {

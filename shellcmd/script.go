@@ -122,11 +122,22 @@ type Params struct {
 	// of the runtime the host may have in runtimes it holds
 	// (runtimes/.files/<id>): the delta, files the host reuses (copies into
 	// the stage, REUSED) instead of receiving them (sh/reuse.sh).
-	Reuse    string
-	Activate bool // switch current to ID after a push
-	Unpin    bool // Pin removes the pin
-	Keep     int  // GC keeps this many newest runtimes beyond the protected ones
-	DryRun   bool // GC says its plan and changes nothing
+	Reuse string
+	// A push through a registry (sh/fetch.sh): the blob URL of the
+	// repository (".../v2/REPO/blobs/"), what the host fetches and links
+	// (a line each: "link NAME PATH", "blob SHA256 SIZE MODES", "pack
+	// SHA256 SIZE"), the Authorization header's value (a secret: it
+	// travels in the fragment, on standard input, never in argv), the
+	// registry's CA (PEM), and whether plain HTTP is allowed.
+	FetchURL   string
+	Fetch      string
+	FetchAuth  string
+	FetchCA    string
+	FetchPlain bool
+	Activate   bool // switch current to ID after a push
+	Unpin      bool // Pin removes the pin
+	Keep       int  // GC keeps this many newest runtimes beyond the protected ones
+	DryRun     bool // GC says its plan and changes nothing
 
 	// A test's pauses: no part of the API, hence embedded unexported.
 	testHooks
@@ -242,6 +253,11 @@ func (p Params) values() []param {
 		{"window", n(p.Window)},
 		{"cut", n(p.Cut)},
 		{"reuse", p.Reuse},
+		{"furl", p.FetchURL},
+		{"fetch", p.Fetch},
+		{"fauth", p.FetchAuth},
+		{"fca", p.FetchCA},
+		{"fplain", flag(p.FetchPlain)},
 		{"activate", flag(p.Activate)},
 		{"unpin", flag(p.Unpin)},
 		{"dry", flag(p.DryRun)},

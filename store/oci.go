@@ -119,6 +119,7 @@ type RegistryOptions struct {
 // TLS verified against the system's CAs or RegistryOptions.CAFile.
 type Registry struct {
 	c *oci.Client
+	o RegistryOptions
 }
 
 // NewRegistry reads the CA file and the credentials' configuration once.
@@ -127,7 +128,7 @@ func NewRegistry(o RegistryOptions) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Registry{c: c}, nil
+	return &Registry{c: c, o: o}, nil
 }
 
 // PullCredential is what a host is given to fetch a published runtime's

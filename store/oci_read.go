@@ -69,6 +69,12 @@ type Published struct {
 	// Setuid lists the paths with a setuid or setgid bit, Writable those
 	// writable by others: as the publisher's artifact gave them.
 	Setuid, Writable []string
+
+	// The pack's entries in its order, and the tree they make: what
+	// an archive of the runtime is written from without its files
+	// (writeTar).
+	items   []packItem
+	entries []Entry
 }
 
 // Reusable lists the published files by ReuseName, one a line, as a
@@ -189,6 +195,7 @@ func readPublished(ctx context.Context, t oras.ReadOnlyTarget, ref OCIRef, o Rea
 	}
 
 	p.Digest, p.Sum, p.Size, p.Entries = a.Digest, pack.Digest.Encoded(), a.Size, len(a.Entries)
+	p.items, p.entries = items, a.Entries
 	switch {
 	case ann.digest != a.Digest:
 		return nil, refused(ref, "the manifest says digest %s, its pack and blobs make %s", ann.digest, a.Digest)

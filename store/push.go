@@ -68,6 +68,12 @@ type PushOptions struct {
 	// Streams is how many SFTP channels carry the upload; zero means
 	// Streams(size).
 	Streams int
+	// Via, when set, makes the host fetch the runtime from the registry
+	// it was published to (Registry.Via), and be sent over SFTP only
+	// what it could not fetch. The artifact given to Push may then be nil
+	// (push oci://): what the host could not fetch the workstation
+	// fetches from the registry and sends.
+	Via *Via
 }
 
 // PushResult says what a push did on one host.
@@ -89,6 +95,18 @@ type PushResult struct {
 	Previous  string
 	// Execs counts the host commands the push took (SFTP aside).
 	Execs int
+	// Through a registry (PushOptions.Via): Fetched counts the blobs the
+	// host fetched from it and verified (the pack among them), of
+	// FetchedBytes in all, FetchResumes the Range requests that went on
+	// with a cut one, FetchTool the tool it used; Fallback says why it
+	// was sent bytes over SFTP ("" when it was sent none), FromRegistry
+	// that the workstation fetched those from the registry to send them.
+	Fetched      int
+	FetchedBytes int64
+	FetchResumes int
+	FetchTool    string
+	Fallback     string
+	FromRegistry bool
 }
 
 // Push installs a on the host. A runtime already there and verified costs
@@ -106,6 +124,10 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	if !ok {
 		return nil, errors.New("this transport cannot upload files")
 	}
+	src, err := sourceOf(a, opts.Via)
+	if err != nil {
+		return nil, err
+	}
 	// Every host command that may take the lock gets a token of its own (a
 	// token names one lock only); the stage has one too.
 	p := s.wire().Params()
@@ -113,19 +135,19 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	// A date in 2001–2033, to the second, that no file of the login's has
 	// by chance.
 	p.Stamp = time.Unix(1e9+rand.Int64N(1e9), 0)
-	p.ID, p.Name, p.Digest, p.Size, p.Entries = a.ID(), a.Name, a.Digest, a.Size, len(a.Entries)
+	p.ID, p.Name, p.Digest, p.Size, p.Entries = src.id, src.name, src.digest, src.size, src.entries
 	p.Activate, p.Wait = opts.Activate, opts.Wait
 	// The round trip, for the streams the upload takes, is measured while
 	// the first command runs.
 	rtt := make(chan time.Duration, 1)
-	if opts.Streams == 0 && a.Size >= manyStreams {
+	if opts.Streams == 0 && src.size >= manyStreams {
 		go func() { rtt <- s.ping() }()
 	} else {
 		rtt <- 0
 	}
 	p.Window = transport.Window
-	p.Reuse = a.reusable()
-	res := &PushResult{ID: a.ID()}
+	p.Reuse = src.reuse
+	res := &PushResult{ID: src.id}
 	// The upload's first stream opens while the first command runs, once
 	// that command has its session (a host that allows one session at a
 	// time then refuses the stream, not the command); it is closed unused
@@ -176,12 +198,22 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		select {
 		case d := <-rtt:
 			// Sized for what is left to send after a resume.
-			st.streams = Streams(a.Size-max(st.offset, 0), d)
+			st.streams = Streams(src.size-max(st.offset, 0), d)
 		case <-ctx.Done():
 			return res, transport.UnknownOutcome(ctx.Err())
 		}
 	}
 	res.Reused = len(st.pool)
+	if opts.Via != nil {
+		sum, done, err := s.fetch(ctx, p, opts, st, res)
+		if err != nil {
+			return res, err
+		}
+		if done {
+			return s.promote(ctx, p, sum, opts, res)
+		}
+		res.FromRegistry = a == nil
+	}
 
 	upCtx, cancelUp := context.WithCancel(ctx)
 	defer cancelUp()
@@ -194,7 +226,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case <-upCtx.Done():
 		}
 	}()
-	sum, err := s.upload(upCtx, up, a, p.Stage, st, res, opts)
+	sum, err := s.upload(upCtx, up, src.arch, p.Stage, st, res, opts)
 	if err != nil {
 		select {
 		case <-stopped:
@@ -214,10 +246,16 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	if opts.Uploaded != nil {
 		opts.Uploaded(res.Uploaded)
 	}
+	return s.promote(ctx, p, sum, opts, res)
+}
+
+// promote is a push's last command: the archive in the stage, of SHA-256
+// sum, is verified, unpacked and promoted.
+func (s *Store) promote(ctx context.Context, p shellcmd.Params, sum string, opts PushOptions, res *PushResult) (*PushResult, error) {
 	// The promotion may take the lock: tokens of its own, spares too.
 	q := s.wire().Params()
 	p.Sum, p.Token, p.Spares = sum, q.Token, q.Spares
-	r, err = s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPromote, p), opts.Events, opts.Stop)
 	res.Execs++
 	if err != nil {
 		return res, err
@@ -315,7 +353,7 @@ func (res *PushResult) read(r *remote.Reply) {
 // Resuming, the archive is made again and its first bytes compared with
 // what the stage holds; the upload goes on from there when they match, and
 // starts over in the same file when they do not.
-func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, token string, st staged, res *PushResult, opts PushOptions) (string, error) {
+func (s *Store) upload(ctx context.Context, up transport.Uploader, a archiver, token string, st staged, res *PushResult, opts PushOptions) (string, error) {
 	dest, err := s.stagePath(token)
 	if err != nil {
 		return "", err
@@ -378,18 +416,18 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a *Artifact, 
 	if err != nil {
 		pr.CloseWithError(err)
 		if terr := <-tarDone; terr != nil && !errors.Is(terr, err) {
-			return "", fmt.Errorf("reading %s: %w", a.Source, terr)
+			return "", fmt.Errorf("reading %s: %w", a.source(), terr)
 		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return "", transport.UnknownOutcome(err)
 		}
 		if errors.Is(err, transport.ErrUnknownOutcome) {
-			return "", fmt.Errorf("the upload was cut off (%w); the host keeps what arrived, and the next push of %s resumes it", err, a.ID())
+			return "", fmt.Errorf("the upload was cut off (%w); the host keeps what arrived, and the next push of %s resumes it", err, a.runtimeID())
 		}
 		return "", fmt.Errorf("upload to %s: %w; check free space and permissions on the host", dest, err)
 	}
 	if terr := <-tarDone; terr != nil {
-		return "", fmt.Errorf("reading %s: %w", a.Source, terr)
+		return "", fmt.Errorf("reading %s: %w", a.source(), terr)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -55,7 +55,10 @@
 //     in shellcmd/sh/reuse.sh; the archive links to the copies (tar.go).
 //   - manage.go, resolve.go: list, activate, rollback, pin, history, and
 //     runtimes named by prefix or name; gc.go: [Store.GC].
-//   - oci*.go: publishing to and reading from a registry.
+//   - oci*.go: publishing to and reading from a registry; push_via.go: a
+//     push whose hosts fetch from it ([Registry.Via], [PushOptions.Via]),
+//     the fallback archive of a published runtime, and
+//     [Store.RegistryCheck] (doctor --via).
 //   - The fields of each reply the host sends the store (RT, ACTIVATED,
 //     RESUME, KEEP, ...): the protocol table, shellcmd/protocol.go; the
 //     shell functions of each command are in shellcmd/sh/ (push.sh,

@@ -13,11 +13,13 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
 
 func (a *app) doctorCommand() *cobra.Command {
-	return &cobra.Command{
+	var via string
+	c := &cobra.Command{
 		Use:   "doctor",
 		Short: "check each host for what hoist needs there, changing nothing",
 		Long: `doctor connects to each host and reports a checklist, each item OK, WARN or
@@ -43,16 +45,40 @@ FAIL, with what to do about each problem:
   paths     the checks hoist makes before it touches a store
   space     the free space where the store is or would be
   lock      the store lock, as lock status reads it
+  registry  with --via oci://REGISTRY/REPO: whether the host reaches the
+            registry as push --via would fetch from it, with which tool
+            (curl, wget), and one request's time (TLS verified, with the
+            CA of --registry-ca; no credential is handed)
 
 It changes nothing on the host: it creates no store and takes no lock.
 It exits 1 when any item fails.`,
 		Example: `  hoist -H deploy@web1 doctor
-  hoist -H web1,web2 --root /srv/hoist doctor --json`,
+  hoist -H web1,web2 --root /srv/hoist doctor --json
+  hoist -H web1,web2 doctor --via oci://registry.example.com/team/app`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if via != "" {
+				ref, err := store.ParseOCIRef(via)
+				if err != nil {
+					return usageErr("--via %v", err)
+				}
+				reg, err := a.registry()
+				if err != nil {
+					return err
+				}
+				a.doctorVia = &registryCheck{ref: ref, reg: reg}
+			}
 			return a.stoppable(func(ctx context.Context) error { return a.eachTarget(ctx, a.doctorHost) })
 		},
 	}
+	c.Flags().StringVar(&via, "via", "", "also check that each host reaches the registry of `oci://REGISTRY/REPO`, as push --via would fetch from it")
+	return c
+}
+
+// registryCheck is the registry doctor --via asks each host to reach.
+type registryCheck struct {
+	ref store.OCIRef
+	reg *store.Registry
 }
 
 // noValue is what the doctor shows, in its table and in --json, for an
@@ -119,6 +145,13 @@ func (a *app) doctor(ctx context.Context, l *lock.Lock, tg doctorTarget, tc chec
 	up := l.Doctor(ctx)
 	for _, c := range up.Checks {
 		checks = append(checks, check{Name: c.Name, Status: string(c.Status), Value: orDash(c.Value), Detail: orDash(c.Detail), Fix: c.Fix})
+	}
+	if rc := a.doctorVia; rc != nil {
+		ck, err := store.New(l).RegistryCheck(ctx, rc.reg, rc.ref)
+		if err != nil {
+			ck = lock.Check{Name: "registry", Status: lock.CheckFail, Value: noValue, Detail: err.Error(), Fix: "run hoist doctor again"}
+		}
+		checks = append(checks, check{Name: ck.Name, Status: string(ck.Status), Value: orDash(ck.Value), Detail: orDash(ck.Detail), Fix: ck.Fix})
 	}
 	r := report(checks, tg)
 	if up.Lock != nil {

@@ -22,12 +22,13 @@ type pushOptions struct {
 	maxSize    int64
 	wait       time.Duration
 	streams    int
+	via        string
 }
 
 func (a *app) pushCommand() *cobra.Command {
 	o := pushOptions{wait: defaultWait, maxSize: store.DefaultMaxSize}
 	c := &cobra.Command{
-		Use:   "push ARTIFACT|-",
+		Use:   "push ARTIFACT|-|oci://REGISTRY/REPO:TAG|@DIGEST",
 		Short: "install a directory, an archive or a tar on stdin as a runtime",
 		Long: `push installs ARTIFACT on each host as runtime <name>-<digest>: a directory, a
 .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip file, or - for a tar (plain or
@@ -36,11 +37,19 @@ the same id; a runtime already on a host costs one host command and uploads
 nothing. The upload happens outside the lock; the promotion waits for it.
 Files the host already holds in other runtimes are copied there instead of
 sent. An upload that was stopped or cut off is resumed by the next push of
-the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
+the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.
+
+With --via oci://REGISTRY/REPO[:TAG] (the runtime published there with hoist
+publish; the tag defaults to its id), or with oci://... as the artifact (the
+workstation then never holds the files), each host fetches what it lacks
+straight from the registry with curl or wget, verifying every blob by its
+SHA-256; a host that cannot is sent the bytes over SSH, and says why.`,
 		Example: `  hoist -H deploy@web1 push ./node-v22-linux-x64.tar.gz --activate
   hoist -H web1,web2 push ./build -n app --activate
-  git archive HEAD | hoist -H web1 push - --name app`,
-		Args: exactArgs(1, "ARTIFACT|- (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst, .zip, or - for a tar on standard input)"),
+  git archive HEAD | hoist -H web1 push - --name app
+  hoist -H web1,web2 push ./build -n app --via oci://registry.example.com/team/app
+  hoist --hosts-file fleet push oci://registry.example.com/team/app@sha256:... --activate`,
+		Args: exactArgs(1, "ARTIFACT|- (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst, .zip, - for a tar on standard input, or oci://REGISTRY/REPO:TAG|@DIGEST)"),
 		RunE: func(_ *cobra.Command, args []string) error { return a.push(args[0], o) },
 	}
 	f := c.Flags()
@@ -51,6 +60,7 @@ the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 	f.Var(sizeValue{&o.maxSize}, "max-size", "refuse a runtime whose files come to more than `SIZE`, before reading them (K, M, G, T: binary units)")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
 	f.IntVar(&o.streams, "streams", 0, "upload over `N` SFTP channels at once, 1 to 8 (default: from the artifact's size and the measured round trip)")
+	f.StringVar(&o.via, "via", "", "hosts fetch the runtime from `oci://REGISTRY/REPO[:TAG|@DIGEST]`, where hoist publish put it (default tag: its id)")
 	return a.holdFlag(c)
 }
 
@@ -64,18 +74,82 @@ func (a *app) push(source string, o pushOptions) error {
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
-	art, err := a.openArtifact("push", source, store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache, MaxSize: o.maxSize}, "nothing was sent to any host")
-	if err != nil {
-		return err
+	var art *store.Artifact
+	var via *store.Via
+	viaRef := o.via
+	if strings.HasPrefix(source, "oci://") {
+		if o.via != "" || o.name != "" || o.keepSetuid || o.noCache {
+			return usageErr("push %s: a published runtime has its name and modes; leave out --via, --name, --keep-setuid and --no-cache", source)
+		}
+		viaRef = source
 	}
-	defer art.Close()
+	var ref store.OCIRef
+	if viaRef != "" {
+		var err error
+		if ref, err = store.ParseOCIRef(viaRef); err != nil {
+			return usageErr("%v", err)
+		}
+		if viaRef == source && ref.Tag == "" && ref.Digest == "" {
+			return usageErr("push %s: give the tag or the digest publish printed (oci://REGISTRY/REPO:TAG or @sha256:...)", source)
+		}
+	}
+	if viaRef != source {
+		var err error
+		art, err = a.openArtifact("push", source, store.OpenOptions{Name: o.name, KeepSetuid: o.keepSetuid, NoCache: o.noCache, MaxSize: o.maxSize}, "nothing was sent to any host")
+		if err != nil {
+			return err
+		}
+		defer art.Close()
+		if ref.Tag == "" && ref.Digest == "" {
+			ref.Tag = art.ID()
+		}
+	}
+	id := ""
+	if art != nil {
+		id = art.ID()
+	}
+	if viaRef != "" {
+		reg, err := a.registry()
+		if err != nil {
+			return err
+		}
+		err = a.untilSignal(func(ctx context.Context) (err error) {
+			via, err = reg.Via(ctx, ref, store.ReadOptions{MaxSize: o.maxSize})
+			return err
+		})
+		if s := a.caught(); s != nil {
+			return fmt.Errorf("%s: stopped (signal: %v); nothing was sent to any host", ref, s)
+		}
+		if err != nil {
+			return fmt.Errorf("%w; nothing was sent to any host", err)
+		}
+		if art != nil && via.Published.ID != art.ID() {
+			return fmt.Errorf("%s holds %s, not %s: hoist publish %s --to %s first; nothing was sent to any host", ref, via.Published.ID, art.ID(), source, ref)
+		}
+		id = via.Published.ID
+		if len(via.Published.Setuid) > 0 {
+			a.note("%s: installed with setuid or setgid, as published: %s", ref, listOrNone(via.Published.Setuid))
+		}
+		if len(via.Published.Writable) > 0 {
+			a.note("%s: installed writable by others, as published: %s", ref, listOrNone(via.Published.Writable))
+		}
+	}
 	bars := a.newProgress()
 	defer bars.stop()
-	bars.artifact = filesOf(art)
+	if art != nil {
+		bars.artifact = filesOf(art)
+	} else {
+		bars.artifact = fmt.Sprintf("%d entries of %s", via.Published.Entries, size(via.Published.Size))
+	}
+	var stripped, writable []string
+	if art != nil {
+		stripped, writable = art.Stripped, art.Writable
+	}
 	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
 		name := s.Lock().Transport().Target()
 		h := bars.host(name, o.wait)
 		res, err := s.Push(ctx, art, store.PushOptions{
+			Via:      via,
 			Activate: o.activate,
 			Wait:     o.wait,
 			Streams:  o.streams,
@@ -85,17 +159,19 @@ func (a *app) push(source string, o pushOptions) error {
 			Progress: h.progress,
 			Uploaded: func(int64) { h.uploadEnded() },
 		})
-		obj := &output.Push{ID: art.ID(), Stripped: art.Stripped, Writable: art.Writable}
+		obj := &output.Push{ID: id, Stripped: stripped, Writable: writable}
 		r := result{outcome: outcome{err: err}, json: obj}
 		if res == nil {
 			h.finish("failed", false)
 			return r
 		}
-		a.log.Debug("pushed", "host", name, "id", art.ID(), "uploaded_bytes", res.Uploaded, "present", res.Present,
+		a.log.Debug("pushed", "host", name, "id", id, "uploaded_bytes", res.Uploaded, "present", res.Present,
 			"promoted", res.Promoted, "activated", res.Activated, "execs", res.Execs)
 		obj.Pushed = &output.Pushed{Present: res.Present, Promoted: res.Promoted, UploadedBytes: res.Uploaded,
 			Activated: res.Activated, Previous: res.Previous, Execs: res.Execs,
-			ResumedAt: res.Resumed, ReusedFiles: res.Reused}
+			ResumedAt: res.Resumed, ReusedFiles: res.Reused,
+			FetchedBlobs: res.Fetched, FetchedBytes: res.FetchedBytes, FetchResumes: res.FetchResumes,
+			FetchTool: res.FetchTool, Fallback: res.Fallback, SentFromRegistry: res.FromRegistry}
 		if err != nil {
 			h.finish("failed", false)
 			return r
@@ -103,6 +179,24 @@ func (a *app) push(source string, o pushOptions) error {
 		var what []string
 		if res.Present {
 			what = append(what, "already present, nothing uploaded")
+		} else if via != nil {
+			if res.Fetched > 0 {
+				f := fmt.Sprintf("fetched %d blobs (%s) from the registry with %s", res.Fetched, size(res.FetchedBytes), res.FetchTool)
+				if res.FetchResumes > 0 {
+					f += fmt.Sprintf(", %d resumed with Range", res.FetchResumes)
+				}
+				what = append(what, f)
+			}
+			if res.Fallback != "" {
+				from := ""
+				if res.FromRegistry {
+					from = ", fetched from the registry by this machine"
+				}
+				what = append(what, fmt.Sprintf("sent %s over SSH%s, since the host could not fetch it: %s", size(res.Uploaded), from, printable(res.Fallback)))
+			}
+			if res.Reused > 0 {
+				what = append(what, fmt.Sprintf("%d files copied on the host", res.Reused))
+			}
 		} else {
 			what = append(what, "uploaded "+size(res.Uploaded))
 			if res.Resumed > 0 {
@@ -119,7 +213,7 @@ func (a *app) push(source string, o pushOptions) error {
 			what = append(what, "active")
 		}
 		h.finish(strings.Join(what, ", "), true)
-		r.data = fmt.Sprintf("%s: %s %s", name, art.ID(), strings.Join(what, ", "))
+		r.data = fmt.Sprintf("%s: %s %s", name, id, strings.Join(what, ", "))
 		return r
 	})
 }

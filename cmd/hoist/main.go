@@ -58,6 +58,8 @@ type app struct {
 	keys     *passphrases  // passphrases given for identity files
 
 	reach *reaching // the hosts not reached yet, which an interrupt ends at once
+
+	doctorVia *registryCheck // doctor --via: the registry each host is asked to reach
 }
 
 func newApp(stdout, stderr io.Writer, signals <-chan os.Signal) *app {

@@ -47,6 +47,7 @@ type tokenServer struct {
 type Issued struct {
 	Scopes []string // granted, "repository:NAME:ACTION,ACTION", in the order asked
 	TTL    time.Duration
+	Token  string // the token itself, for tests that look for it where it must not be
 }
 
 func startTokenServer(r *Registry) (*tokenServer, error) {
@@ -128,7 +129,7 @@ func (s *tokenServer) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.issued = append(s.issued, Issued{Scopes: granted, TTL: s.ttl})
+	s.issued = append(s.issued, Issued{Scopes: granted, TTL: s.ttl, Token: token})
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{

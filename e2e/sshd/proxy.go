@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -22,7 +23,16 @@ type Proxy struct {
 	frozen bool
 	closed bool
 	conns  map[*relay]struct{}
+
+	toTarget, fromTarget atomic.Int64 // bytes relayed
 }
+
+// Sent is the number of bytes relayed from clients to the target so far:
+// what a workstation sent the host, counted outside the client.
+func (p *Proxy) Sent() int64 { return p.toTarget.Load() }
+
+// Received is the number of bytes relayed from the target to clients.
+func (p *Proxy) Received() int64 { return p.fromTarget.Load() }
 
 // relay is one proxied connection.
 type relay struct {
@@ -61,6 +71,14 @@ func (p *Proxy) Cut() {
 		p.cutLocked(r)
 	}
 	p.cond.Broadcast()
+}
+
+// Refuse stops listening and cuts every relayed connection: a later
+// connection to Addr is refused, as by a host that is down or a firewall
+// that rejects.
+func (p *Proxy) Refuse() {
+	p.ln.Close()
+	p.Cut()
 }
 
 // Freeze stops relaying bytes, in both directions and for new connections
@@ -143,6 +161,11 @@ func (p *Proxy) pump(r *relay, dst, src net.Conn) {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				p.cutRelay(r)
 				return
+			}
+			if dst == r.server {
+				p.toTarget.Add(int64(n))
+			} else {
+				p.fromTarget.Add(int64(n))
 			}
 		}
 		if err == io.EOF {

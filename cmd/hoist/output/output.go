@@ -174,6 +174,13 @@ type Pushed struct {
 	Execs         int    `json:"execs"`
 	ResumedAt     int64  `json:"resumed_at"`
 	ReusedFiles   int    `json:"reused_files"`
+	// Through a registry (push --via, push oci://).
+	FetchedBlobs     int    `json:"fetched_blobs,omitempty"`
+	FetchedBytes     int64  `json:"fetched_bytes,omitempty"`
+	FetchResumes     int    `json:"fetch_resumes,omitempty"`
+	FetchTool        string `json:"fetch_tool,omitempty"`
+	Fallback         string `json:"fallback,omitempty"`
+	SentFromRegistry bool   `json:"sent_from_registry,omitempty"`
 }
 
 // Publish is hoist publish: one object, about the registry (Host is the

@@ -1,0 +1,174 @@
+# How a host fetches blobs from a registry (fetch.sh): the tool it has
+# (h_fetchtool), all the blobs in one curl with the connection kept
+# (h_curlall), or a blob at a time with wget (h_get); a blob cut short is
+# resumed with a Range request; every blob is verified by its SHA-256
+# before it counts as fetched.
+
+# h_fetchtool: chooses the tool (h_ft): curl, else GNU wget, else busybox
+# wget for a plain HTTP registry that needs no credential (it takes headers
+# in argv only, and verifies no certificate). Returns 1, with why in h_fw,
+# when none will do.
+h_fetchtool() {
+	h_ft= h_fw=
+	# Each is run: a shell may find a file it cannot execute (busybox's
+	# command -v does).
+	if curl --version >/dev/null 2>&1; then
+		h_ft=curl
+	else
+		case $(wget --version 2>/dev/null) in
+		*"GNU Wget"*) h_ft=wget ;;
+		*) case $(wget --help 2>&1) in *BusyBox*) h_ft=busybox ;; esac ;;
+		esac
+	fi
+	case $h_ft in
+	'') h_fw="neither curl nor wget on the host" ;;
+	busybox)
+		if [ -n "$hp_fauth" ] || [ -z "$hp_fplain" ]; then
+			h_ft=
+			h_fw="only busybox wget on the host, which would show the credential in its argv and verifies no certificate: install curl there"
+		fi
+		;;
+	esac
+	[ -n "$h_ft" ]
+}
+
+# h_get SHA256 SIZE FILE: fetches the blob into FILE, a try at a time: a try
+# cut short (the connection dropped) is resumed from what FILE holds with a
+# Range request, while each try adds bytes, up to 8 tries (h_gt counts
+# them). Then FILE must be SIZE bytes of that SHA-256, or it is removed.
+# Says NOFETCH and returns 1 on failure.
+h_get() {
+	rm -f "$3"
+	h_gt=0 h_gn=0
+	while :; do
+		h_gt=$((h_gt + 1))
+		h_grab "$1" "$3"
+		h_gp=$h_gn
+		h_gn=$(wc -c <"$3" 2>/dev/null) || h_gn=0
+		h_gn=$((h_gn + 0))
+		[ "$h_gx" = 0 ] && [ "$h_gn" -ge "$2" ] && break
+		# The server ended a whole answer short: go on as from a cut.
+		[ "$h_gx" = 0 ] && h_gx="cut"
+		if [ "$h_gx" = cut ] && [ "$h_gn" -gt "$h_gp" ] && [ "$h_gt" -lt 8 ]; then
+			continue
+		fi
+		[ "$h_gx" = cut ] && [ "$h_gn" -le "$h_gp" ] && [ "$h_gt" = 1 ] && h_gx=reach
+		h_e=
+		{ IFS= read -r h_e <./fetch.err; } 2>/dev/null
+		rm -f "$3"
+		h_nofetch "$h_gx" "blob $1 after $h_gt tries and $h_gn of $2 bytes: ${h_e:-no answer}"
+		return 1
+	done
+	h_got=$(h_sha256 "$3")
+	if [ "$h_gn" != "$2" ] || [ "$h_got" != "$1" ]; then
+		rm -f "$3"
+		h_nofetch digest "blob $1 came as $h_gn bytes of sha256 ${h_got:-unknown}, not $2 bytes of its digest: the registry, or a mirror in front of it, served other bytes (tampered?); not used"
+		return 1
+	fi
+	return 0
+}
+
+# h_grab SHA256 FILE: one try of wget at the blob, resuming FILE when it
+# holds bytes. Sets h_gx to 0, or to the kind of failure (as h_nofetch's
+# WHY): tls, http, cut or write.
+h_grab() {
+	h_u=$hp_furl"sha256:$1"
+	h_c=
+	[ -s "$2" ] && h_c=1
+	case $h_ft in
+	wget)
+		set -- wget -q --tries=1 --connect-timeout=5 --read-timeout=10 -O "$2"
+		[ -f ./auth ] && set -- "$@" --config=./auth
+		[ -f ./ca.pem ] && set -- "$@" --ca-certificate=./ca.pem
+		[ -n "$h_c" ] && set -- "$@" -c
+		"$@" "$h_u" 2>./fetch.err
+		case $? in
+		0) h_gx=0 ;;
+		3) h_gx="write" ;;
+		4) h_gx="cut" ;;
+		5) h_gx=tls ;;
+		*) h_gx=http ;;
+		esac
+		;;
+	*)
+		set -- wget -q -O "$2"
+		[ -n "$h_c" ] && set -- "$@" -c
+		if "$@" "$h_u" 2>./fetch.err; then h_gx=0; else h_gx="cut"; fi
+		;;
+	esac
+}
+
+# h_curlall: every blob of fetch.todo in one curl (--fail-early: it stops
+# at the first that fails), the connection kept; then all the files hashed
+# at once (h_shafind). A verified blob is written to fetch.done ("SHA256
+# SIZE TRIES"); one short of its size is asked for again in the next round
+# from where it stops (-C -: a Range request); one of its size or more
+# that does not match ends the fetch (digest). A round that verifies no
+# blob and adds no byte ends it too, as curl's failure says.
+h_curlall() {
+	h_round=0 h_was=0
+	while [ -s ./fetch.todo ]; do
+		h_round=$((h_round + 1))
+		set --
+		: >./fetch.now
+		while read -r h_ff h_fd h_fz h_fn; do
+			[ -s "$h_ff" ] && h_fn=$((h_fn + 1))
+			echo "$h_ff $h_fd $h_fz $h_fn" >>./fetch.now
+			set -- "$@" -o "$h_ff" "$hp_furl""sha256:$h_fd"
+		done <./fetch.todo
+		h_curl "$@"
+		h_shafind pool/.fetch >./fetch.sums
+		awk 'FILENAME == ARGV[1] { s = $1; sub(/^\\/, "", s); p = $0; sub(/^[^ ]* [ *]?/, "", p); sum[p] = s; next }
+			{ print (sum[$1] == $2 ? "ok" : "no"), $0 }' ./fetch.sums ./fetch.now >./fetch.seen
+		: >./fetch.todo
+		h_now=0 h_any=
+		while read -r h_ok h_ff h_fd h_fz h_fn; do
+			if [ "$h_ok" = ok ]; then
+				echo "$h_fd $h_fz $((h_fn + 1))" >>./fetch.done
+				h_any=1
+				continue
+			fi
+			h_n=0
+			[ -f "$h_ff" ] && h_n=$(wc -c <"$h_ff")
+			h_n=$((h_n + 0))
+			if [ "$h_n" -ge "$h_fz" ]; then
+				rm -f "$h_ff"
+				h_nofetch digest "blob $h_fd came as $h_n bytes of another SHA-256, not $h_fz bytes of its digest: the registry, or a mirror in front of it, served other bytes (tampered?); not used"
+				return 1
+			fi
+			h_now=$((h_now + h_n))
+			echo "$h_ff $h_fd $h_fz $h_fn" >>./fetch.todo
+		done <./fetch.seen
+		[ -s ./fetch.todo ] || return 0
+		if { [ -z "$h_any" ] && [ "$h_now" -le "$h_was" ]; } || [ "$h_round" -ge 64 ]; then
+			[ "$h_gx" = 0 ] && h_gx="cut"
+			[ "$h_gx" = cut ] && [ -z "$h_any" ] && [ "$h_round" = 1 ] && h_gx=reach
+			h_e=
+			{ IFS= read -r h_e <./fetch.err; } 2>/dev/null
+			h_nofetch "$h_gx" "after $h_round tries, $(wc -l <./fetch.todo) blobs not fetched: ${h_e:-no answer}"
+			return 1
+		fi
+		h_was=$h_now
+	done
+}
+
+# h_curl ARG...: curl with the fetch's options: HTTPS only unless the
+# registry is plain (redirects too), the CA and the credential files when
+# there are, resuming what a file holds (-C -), giving up on a connection
+# after 5 s and on a transfer silent for 10 s. Sets h_gx as h_grab does.
+h_curl() {
+	h_pr="=https"
+	[ -n "$hp_fplain" ] && h_pr="=http,https"
+	set -- -fsSL --fail-early -C - --connect-timeout 5 --speed-limit 1 --speed-time 10 --proto "$h_pr" --proto-redir "$h_pr" "$@"
+	[ -f ./ca.pem ] && set -- --cacert ./ca.pem "$@"
+	[ -f ./auth ] && set -- -K ./auth "$@"
+	curl "$@" 2>./fetch.err
+	case $? in
+	0) h_gx=0 ;;
+	5 | 6 | 7 | 45) h_gx=reach ;;
+	16 | 18 | 28 | 52 | 55 | 56 | 92) h_gx="cut" ;;
+	35 | 51 | 53 | 54 | 58 | 59 | 60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91) h_gx=tls ;;
+	23) h_gx="write" ;;
+	*) h_gx=http ;;
+	esac
+}
