@@ -58,6 +58,16 @@ const (
 	VerbDelete     Verb = "DELETE"
 	VerbSweep      Verb = "SWEEP"
 	VerbNoProc     Verb = "NOPROC"
+	// A health-checked activation's (docs/rollout.md).
+	VerbPrepared  Verb = "PREPARED"
+	VerbRestarted Verb = "RESTARTED"
+	VerbProbe     Verb = "PROBE"
+	VerbProbed    Verb = "PROBED"
+	VerbTry       Verb = "TRY"
+	VerbHealthy   Verb = "HEALTHY"
+	VerbUnhealthy Verb = "UNHEALTHY"
+	VerbReverted  Verb = "REVERTED"
+	VerbBad       Verb = "BAD"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -79,8 +89,9 @@ type verbSpec struct {
 type owner uint8
 
 const (
-	ofLock  owner = iota // package lock, docs/protocol.md
-	ofStore              // package store, docs/store.md
+	ofLock    owner = iota // package lock, docs/protocol.md
+	ofStore                // package store, docs/store.md
+	ofRollout              // package store's health-checked switch, docs/rollout.md
 )
 
 // holder are the fields of every verdict that names the holder of a lock
@@ -145,6 +156,16 @@ var protocol = []verbSpec{
 	{verb: VerbDelete, owner: ofStore, fields: []string{"id", "state"}, doc: "gc's victim"},
 	{verb: VerbSweep, owner: ofStore, fields: []string{"path", "state"}, doc: "a leftover gc removes"},
 	{verb: VerbNoProc, owner: ofStore, doc: "gc cannot tell what processes use, and deletes nothing"},
+
+	{verb: VerbPrepared, owner: ofRollout, fields: []string{"id", "from", "to"}, doc: "the record is in place; nothing switched yet"},
+	{verb: VerbRestarted, owner: ofRollout, fields: []string{"status", "ms"}, doc: "the restart command ended (status, or timeout) after ms"},
+	{verb: VerbProbe, owner: ofRollout, fields: []string{"seq"}, doc: "a try starts: the client dials the dialled probes and answers probe seq ..."},
+	{verb: VerbProbed, owner: ofRollout, fields: []string{"seq", "name", "verdict", "ms", "detail"}, doc: "one exec probe's result in a try"},
+	{verb: VerbTry, owner: ofRollout, fields: []string{"seq", "verdict", "ms", "detail"}, doc: "a try's result, exec and dialled probes together"},
+	{verb: VerbHealthy, owner: ofRollout, fields: []string{"id", "first_ok_ms", "stable_ms", "tries"}, doc: "the checks passed"},
+	{verb: VerbUnhealthy, owner: ofRollout, fields: []string{"id", "why"}, doc: "the checks failed"},
+	{verb: VerbReverted, owner: ofRollout, fields: []string{"id", "to", "from", "verdict"}, doc: "back on from; the verdict of its checks"},
+	{verb: VerbBad, owner: ofRollout, fields: []string{"id", "when", "rollout", "why"}, doc: "list: the runtime before is marked bad here"},
 }
 
 // specs finds a verb's row.

@@ -22,10 +22,11 @@ type pushOptions struct {
 	maxSize    int64
 	wait       time.Duration
 	streams    int
+	checkFlags
 }
 
 func (a *app) pushCommand() *cobra.Command {
-	o := pushOptions{wait: defaultWait, maxSize: store.DefaultMaxSize}
+	o := pushOptions{wait: defaultWait, maxSize: store.DefaultMaxSize, checkFlags: newCheckFlags()}
 	c := &cobra.Command{
 		Use:   "push ARTIFACT|-",
 		Short: "install a directory, an archive or a tar on stdin as a runtime",
@@ -50,6 +51,7 @@ the same artifact. Setuid and setgid bits are stripped unless --keep-setuid.`,
 	f.BoolVar(&o.noCache, "no-cache", false, "hash every file of a directory, without the digests kept from earlier pushes")
 	f.Var(sizeValue{&o.maxSize}, "max-size", "refuse a runtime whose files come to more than `SIZE`, before reading them (K, M, G, T: binary units)")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
+	o.checkFlags.add(f)
 	f.IntVar(&o.streams, "streams", 0, "upload over `N` SFTP channels at once, 1 to 8 (default: from the artifact's size and the measured round trip)")
 	return a.holdFlag(c)
 }
@@ -60,6 +62,13 @@ const fromStdin = "-"
 func (a *app) push(source string, o pushOptions) error {
 	if o.streams < 0 || o.streams > transport.MaxStreams {
 		return usageErr("--streams %d: give 1 to %d, or leave it out to size it from the round trip", o.streams, transport.MaxStreams)
+	}
+	checks, err := o.checks()
+	if err != nil {
+		return err
+	}
+	if checks.Sequenced() && !o.activate {
+		return usageErr("--restart and the check flags go with --activate")
 	}
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
@@ -76,7 +85,9 @@ func (a *app) push(source string, o pushOptions) error {
 		name := s.Lock().Transport().Target()
 		h := bars.host(name, o.wait)
 		res, err := s.Push(ctx, art, store.PushOptions{
-			Activate: o.activate,
+			// A health-checked switch is a command of its own, after
+			// the promotion (docs/rollout.md).
+			Activate: o.activate && !checks.Sequenced(),
 			Wait:     o.wait,
 			Streams:  o.streams,
 			Events:   h.events(),
@@ -100,6 +111,21 @@ func (a *app) push(source string, o pushOptions) error {
 			h.finish("failed", false)
 			return r
 		}
+		var hl *store.Health
+		if checks.Sequenced() {
+			hl, err = s.ActivateChecked(ctx, res.ID, checks, o.wait, h.events())
+			obj.Health = healthJSON(hl)
+			if hl != nil {
+				res.Activated, res.Previous = hl.Current == res.ID, hl.From
+				obj.Activated, obj.Previous = res.Activated, res.Previous
+			}
+			obj.Execs++
+			if err != nil {
+				r.err = err
+				h.finish("failed its checks", false)
+				return r
+			}
+		}
 		var what []string
 		if res.Present {
 			what = append(what, "already present, nothing uploaded")
@@ -117,6 +143,9 @@ func (a *app) push(source string, o pushOptions) error {
 		}
 		if res.Activated {
 			what = append(what, "active")
+		}
+		if l := healthLine(hl); l != "" {
+			what = append(what, l)
 		}
 		h.finish(strings.Join(what, ", "), true)
 		r.data = fmt.Sprintf("%s: %s %s", name, art.ID(), strings.Join(what, ", "))
