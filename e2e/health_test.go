@@ -29,7 +29,7 @@ type healthHost struct {
 	id1, id2 string
 }
 
-func newHealthHost(t *testing.T, ok2 bool) *healthHost {
+func newHealthHost(t testing.TB, ok2 bool) *healthHost {
 	t.Helper()
 	h := sshd.Start(t, sshd.Options{})
 	root := filepath.Join(h.Dir, "store")
@@ -255,7 +255,7 @@ func TestHealthSequenceHoldsTheLock(t *testing.T) {
 }
 
 // listen serves HTTP with status on 127.0.0.1, which the hosts share.
-func listen(t *testing.T, status int) string {
+func listen(t testing.TB, status int) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
