@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
@@ -176,6 +177,12 @@ func NewSequenceID() string {
 }
 
 func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Checks, wait time.Duration, ev lock.Events) (*Health, error) {
+	for _, e := range c.Exec {
+		// The host gets them a line each.
+		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, "\n\r") {
+			return nil, fmt.Errorf("check %q: a check is a command of one line", e)
+		}
+	}
 	p := s.wire().Params()
 	p.ID, p.Wait, p.Force = id, wait, c.Force
 	dial := newDialled(s, c)
