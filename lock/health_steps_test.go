@@ -132,7 +132,7 @@ var healthSteps = []struct {
 	// Stopped just after the switch, its host shell killed: the guardian
 	// releases; gc keeps both runtimes the unfinished record names; the
 	// next command that switches current settles the record first: back
-	// to the runtime it replaced, and the history says why.
+	// to the runtime it replaced, restarted, and the history says why.
 	{"host.switch", func(e *stepEnv) {
 		h := newHealthEnv(e, true)
 		a := e.lock("host.switch")
@@ -176,6 +176,10 @@ var healthSteps = []struct {
 			e.t.Fatal(err)
 		}
 		h.want("current", h.current(), h.v1)
+		// The record's restart ran for the runtime gone back to (the
+		// killed command had not restarted anything).
+		b, _ := os.ReadFile(h.restarts)
+		h.want("restarts", string(b), h.v1+"\n")
 		if !strings.Contains(h.history(), "revert:interrupted "+h.v2+" "+h.v1) {
 			e.t.Fatalf("history: %s", h.history())
 		}

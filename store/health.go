@@ -209,7 +209,9 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 		case shellcmd.VerbPrepared:
 			prepared = true
 		case shellcmd.VerbRestarted:
-			ph.RestartStatus, ph.RestartTook = v.Restarted()
+			if prepared { // not a settled record's
+				ph.RestartStatus, ph.RestartTook = v.Restarted()
+			}
 		case shellcmd.VerbProbed:
 			pl := v.Probe()
 			dial.add(ph, pl.Seq, Probe{Name: pl.Name, OK: pl.OK, Took: pl.Took, Detail: pl.Detail})

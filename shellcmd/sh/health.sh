@@ -195,21 +195,35 @@ h_journaled() {
 
 # h_settle: the local rule for one host (docs/rollout.md): a record left
 # unfinished (its host command died) was never found healthy, so current
-# goes back to its from if it still names its to; the record is finished.
+# goes back to its from if it still names its to, and the record's restart
+# runs for the from side, also when the dead command had reverted already
+# (its restart may have been cut short); then the record is finished.
 h_settle() {
 	set +f
 	for h_jd in "$h_store"/.rollouts/*/plan; do
 		set -f
 		h_unfinished "${h_jd%/plan}" || continue
-		h_jf= h_jt= h_pl=$(cat "$h_jd" 2>/dev/null)
+		h_jf= h_jt= h_jdl=30000 h_pl=$(cat "$h_jd" 2>/dev/null)
 		for h_w in $h_pl; do
-			case $h_w in from=*) h_jf=${h_w#from=} ;; to=*) h_jt=${h_w#to=} ;; esac
+			case $h_w in
+			from=*) h_jf=${h_w#from=} ;;
+			to=*) h_jt=${h_w#to=} ;;
+			deadline=[0-9]*) h_jdl=${h_w#deadline=} ;;
+			esac
 		done
 		h_jside=from
 		if [ -n "$h_jf" ] && [ "$h_jf" != - ] && [ "$(h_pointer current)" = "$h_jt" ]; then
 			h_activate "$h_jf" revert:interrupted || return 1
 		elif [ "$(h_pointer current)" = "$h_jt" ]; then
 			h_jside=to
+		fi
+		if [ "$h_jside" = from ] && [ "$(h_pointer current)" = "$h_jf" ] && [ -f "${h_jd%/plan}/restart" ]; then
+			h_t0=$(date +%s) h_sub=$h_jf h_oth=$h_jt
+			h_setsid=
+			if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
+			h_spawn "$(cat "${h_jd%/plan}/restart")" restart
+			h_clock
+			h_reap restart $((h_now + h_jdl)) || :
 		fi
 		h_fence && ln -s "$h_jside" "${h_jd%/plan}/done" 2>/dev/null
 	done
@@ -226,8 +240,9 @@ h_health() {
 	h_rec=$h_store/.rollouts/$hp_hid
 	h_fence || return 1
 	if ! { h_mkshared "$h_store/.rollouts" && mkdir "$h_store/.rollouts/.new-$hp_hid" &&
-		printf 'hoist-rollout/1 id=%s mode=single from=%s to=%s token=%s lease=%s since=%s\n' \
-			"$hp_hid" "${h_from:--}" "$1" "$hp_me" "$h_mylease" "$h_t0" >"$h_store/.rollouts/.new-$hp_hid/plan" &&
+		printf 'hoist-rollout/1 id=%s mode=single from=%s to=%s token=%s lease=%s since=%s deadline=%s\n' \
+			"$hp_hid" "${h_from:--}" "$1" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" >"$h_store/.rollouts/.new-$hp_hid/plan" &&
+		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_store/.rollouts/.new-$hp_hid/restart"; } &&
 		mv "$h_store/.rollouts/.new-$hp_hid" "$h_rec"; } 2>/dev/null; then
 		h_say ERROR switch "cannot write the record $(h_oneline "$hp_storedir/.rollouts/$hp_hid"): check free space and permissions on the store"
 		return 1
