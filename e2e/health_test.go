@@ -216,6 +216,26 @@ func TestDialledCheckRevertsWhenClientKilled(t *testing.T) {
 	}
 }
 
+// TestInterruptedCheckReverts: Ctrl-C while the host probes: the new
+// runtime was not confirmed, so the host goes back at once (not at the
+// deadline), and does not mark it bad.
+func TestInterruptedCheckReverts(t *testing.T) {
+	t.Parallel()
+	hh := newHealthHost(t, false)
+	s := hh.c.start("activate", hh.id2, "--check", "test -f ok", "--check-deadline", "60s", "--stable", "1s")
+	waitFor(t, 20*time.Second, "the switch", func() bool { return hh.current() == hh.id2 })
+	s.cmd.Process.Signal(syscall.SIGINT)
+	if code := s.wait(t, 20*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130: %s", code, s.stderr())
+	}
+	if hh.current() != hh.id1 {
+		t.Fatalf("current is %s after the interrupt, want %s", hh.current(), hh.id1)
+	}
+	if lockRecord(hh.root) != "" || hh.list(t)[hh.id2].Bad != nil {
+		t.Fatal("the lock is held, or the runtime marked bad for an interrupt")
+	}
+}
+
 // TestHTTPCheck: --check-http is a GET through the connection: a 2xx
 // passes, a 500 fails and reverts.
 func TestHTTPCheck(t *testing.T) {

@@ -43,6 +43,11 @@ type Checks struct {
 	Interval, Timeout, Deadline, Stable time.Duration
 	// Force switches to a runtime marked bad on the host.
 	Force bool
+	// Stop, when closed, asks the host to stop: waiting for the lock, it
+	// stops waiting; once switched, the new runtime was not confirmed
+	// healthy, and the host goes back (checking the runtime it goes back
+	// to with the Exec probes only).
+	Stop <-chan struct{}
 }
 
 // The defaults of [Checks], kamal-proxy's and Nomad's.
@@ -195,7 +200,7 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 	h := &Health{ID: p.Health.ID}
 	ph := &h.Check
 	unhealthy, reverted, activated, prepared := false, false, false, false
-	r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, nil, func(v shellcmd.Verdict, send func(string)) {
+	r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, c.Stop, func(v shellcmd.Verdict, send func(string)) {
 		switch v.Verb {
 		case shellcmd.VerbProbe:
 			seq, cur := v.ProbeSeq(), ph

@@ -113,6 +113,8 @@ func (a *app) push(source string, o pushOptions) error {
 		}
 		var hl *store.Health
 		if checks.Sequenced() {
+			checks := checks
+			checks.Stop = stop
 			hl, err = s.ActivateChecked(ctx, res.ID, checks, o.wait, h.events())
 			obj.Health = healthJSON(hl)
 			if hl != nil {

@@ -84,8 +84,10 @@ func (a *app) switchTo(ref, verb string, wait time.Duration, cf *checkFlags) err
 	if err != nil {
 		return err
 	}
-	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
+	return a.storeCommand(func(ctx context.Context, s *store.Store, stop <-chan struct{}) result {
 		name := s.Lock().Transport().Target()
+		checks := checks
+		checks.Stop = stop
 		var h *store.Health
 		var err error
 		switch {
