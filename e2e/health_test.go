@@ -258,11 +258,14 @@ func TestHTTPCheck(t *testing.T) {
 }
 
 // TestHealthSequenceHoldsTheLock: a hoist run started while the sequence
-// probes waits until the sequence has finished its record and released.
+// probes waits until the sequence has finished its record and released,
+// though the sequence lasts three times its lease.
 func TestHealthSequenceHoldsTheLock(t *testing.T) {
 	t.Parallel()
 	hh := newHealthHost(t, true)
-	s := hh.c.start("activate", hh.id2, "--check", "test -f ok", "--stable", "3s")
+	// A lease of 2 s, shorter than the sequence: the guardian renews it
+	// throughout, so the waiting run never finds it stale.
+	s := hh.c.start("--lease", "2s", "activate", hh.id2, "--check", "test -f ok", "--stable", "6s")
 	waitFor(t, 20*time.Second, "the switch", func() bool { return hh.current() == hh.id2 })
 	rec := filepath.Join(hh.root, "runtimes", ".rollouts")
 	r := hh.c.run("run", "--wait", "60s", "--", "sh", "-c", "ls "+rec+"/*/done && readlink "+filepath.Join(hh.root, "current"))
