@@ -92,6 +92,26 @@ func (h *healthEnv) history() string {
 	return string(b)
 }
 
+// killHolder kills the host shell of the command stopped at step (as a
+// reboot or an OOM kill would), and waits for its guardian to release.
+func (h *healthEnv) killHolder(p *pausedRun, step string) {
+	h.t.Helper()
+	st, err := h.lock().Status(h.ctx())
+	if err != nil || !st.Locked || st.Record.HolderPID == "" {
+		h.t.Fatalf("status while stopped: %+v %v", st, err)
+	}
+	pid := 0
+	for _, c := range st.Record.HolderPID {
+		pid = pid*10 + int(c-'0')
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		h.t.Fatal(err)
+	}
+	p.let(step)
+	_ = p.wait()
+	h.waitFree()
+}
+
 func (h *healthEnv) waitFree() {
 	h.t.Helper()
 	end := time.Now().Add(20 * time.Second)
@@ -142,20 +162,7 @@ var healthSteps = []struct {
 		})
 		p.reach("host.switch")
 		h.want("current", h.current(), h.v2)
-		st, err := e.lock().Status(e.ctx())
-		if err != nil || !st.Locked || st.Record.HolderPID == "" {
-			e.t.Fatalf("status while stopped: %+v %v", st, err)
-		}
-		pid := 0
-		for _, c := range st.Record.HolderPID {
-			pid = pid*10 + int(c-'0')
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			e.t.Fatal(err)
-		}
-		p.let("host.switch")
-		_ = p.wait()
-		h.waitFree()
+		h.killHolder(p, "host.switch")
 		// previous may have moved on: the record alone keeps what a
 		// revert goes back to.
 		if err := os.Remove(filepath.Join(e.root, "previous")); err != nil {
@@ -263,6 +270,28 @@ var healthSteps = []struct {
 		}
 		b, _ = os.ReadFile(h.restarts)
 		h.want("restarts", string(b), h.v2+"\n"+h.v1+"\n")
+	}},
+	// Stopped there, its host shell killed: the revert was made but its
+	// restart never ran; the next switch settles the record by
+	// restarting the runtime gone back to, and finishes it.
+	{"host.restore", func(e *stepEnv) {
+		h := newHealthEnv(e, false)
+		a := e.lock("host.restore")
+		p := e.start(a, func() error {
+			_, err := store.New(a).ActivateChecked(e.ctx(), h.v2, h.checks(), 0, lock.Events{})
+			return err
+		})
+		p.reach("host.restore")
+		h.killHolder(p, "host.restore")
+		h.want("current", h.current(), h.v1)
+		if _, err := store.New(e.lock()).Activate(e.ctx(), h.v1, 0, lock.Events{}); err != nil {
+			e.t.Fatal(err)
+		}
+		b, _ := os.ReadFile(h.restarts)
+		h.want("restarts", string(b), h.v2+"\n"+h.v1+"\n")
+		if dones, _ := filepath.Glob(filepath.Join(e.root, "runtimes", ".rollouts", "*", "done")); len(dones) != 1 {
+			e.t.Fatalf("the settled record is not done: %v", dones)
+		}
 	}},
 }
 

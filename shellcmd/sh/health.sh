@@ -29,7 +29,10 @@ h_spawn() {
 	rm -f "$h_scr/$2.st"
 	(
 		trap - HUP PIPE
-		cd "$h_store/$h_sub" || exit 1
+		if ! cd "$h_store/$h_sub"; then
+			echo 1 >"$h_scr/$2.st"
+			exit 1
+		fi
 		HOIST_RUNTIME=$h_sub HOIST_PREVIOUS=$h_oth HOIST_DIR=$h_store/$h_sub
 		export HOIST_RUNTIME HOIST_PREVIOUS HOIST_DIR
 		# shellcheck disable=SC2016 # the inner shell expands them
@@ -211,13 +214,16 @@ h_settle() {
 			deadline=[0-9]*) h_jdl=${h_w#deadline=} ;;
 			esac
 		done
-		h_jside=from
+		h_jside=from h_jsw=
+		[ ! -f "${h_jd%/plan}/switched" ] || h_jsw=1
 		if [ -n "$h_jf" ] && [ "$h_jf" != - ] && [ "$(h_pointer current)" = "$h_jt" ]; then
 			h_activate "$h_jf" revert:interrupted || return 1
+			h_jsw=1
 		elif [ "$(h_pointer current)" = "$h_jt" ]; then
 			h_jside=to
 		fi
-		if [ "$h_jside" = from ] && [ "$(h_pointer current)" = "$h_jf" ] && [ -f "${h_jd%/plan}/restart" ]; then
+		# A record that never switched current restarts nothing.
+		if [ -n "$h_jsw" ] && [ "$h_jside" = from ] && [ "$(h_pointer current)" = "$h_jf" ] && [ -f "${h_jd%/plan}/restart" ]; then
 			h_t0=$(date +%s) h_sub=$h_jf h_oth=$h_jt
 			h_setsid=
 			if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
@@ -250,6 +256,7 @@ h_health() {
 	h_say PREPARED "$hp_hid" "${h_from:--}" "$1"
 	h_step host.prepare
 	h_activate "$1" "$2" || return 1
+	: >"$h_rec/switched"
 	h_step host.switch
 	h_sub=$1 h_oth=$h_from h_ndial=$hp_ndial h_stay=
 	if h_restart && h_probe; then
