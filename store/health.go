@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
@@ -200,11 +201,18 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 	h := &Health{ID: p.Health.ID}
 	ph := &h.Check
 	unhealthy, reverted, activated, prepared := false, false, false, false
+	// The dialled tries in flight, each bounded by the per-try timeout:
+	// waited for before the account is read.
+	var tries sync.WaitGroup
 	r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, c.Stop, func(v shellcmd.Verdict, send func(string)) {
 		switch v.Verb {
 		case shellcmd.VerbProbe:
 			seq, cur := v.ProbeSeq(), ph
-			go func() { send(dial.try(ctx, seq, cur)) }()
+			tries.Add(1)
+			go func() {
+				defer tries.Done()
+				send(dial.try(ctx, seq, cur))
+			}()
 		case shellcmd.VerbActivated:
 			cur, prev := v.Activated()
 			h.Current, activated = cur, true
@@ -238,6 +246,7 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 			}
 		}
 	})
+	tries.Wait()
 	if err != nil {
 		return nil, err
 	}
