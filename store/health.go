@@ -196,7 +196,10 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 		p.Health = shellcmd.Health{ID: NewSequenceID(), Restart: c.Restart, Exec: c.Exec, Dialled: len(dial.probes),
 			Interval: orDur(c.Interval, DefaultCheckInterval), Timeout: orDur(c.Timeout, DefaultCheckTimeout),
 			Deadline: orDur(c.Deadline, DefaultCheckDeadline), Stable: max(c.Stable, 0)}
-		dial.timeout = p.Health.Timeout
+		// A tenth of the try's time is left for the answer to reach the
+		// host: a probe that hangs is its service's failure, not a
+		// silent client's.
+		dial.timeout = p.Health.Timeout * 9 / 10
 	}
 	h := &Health{ID: p.Health.ID}
 	ph := &h.Check

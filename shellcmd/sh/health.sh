@@ -119,7 +119,9 @@ h_try() {
 		if [ "$h_now" -ge "$2" ] || h_left; then break; fi
 		sleep "$h_nap"
 	done
-	h_noans=1
+	# Missing answers are the client's fault only when nothing failed
+	# on the host.
+	[ -n "$h_tdet" ] || h_noans=1
 	if h_left; then h_tdet=${h_tdet:-"the client is gone"}; else h_tdet=${h_tdet:-"no answer from the client"}; fi
 }
 
