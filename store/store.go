@@ -52,6 +52,10 @@
 //     in shellcmd/sh/reuse.sh; the archive links to the copies (tar.go).
 //   - manage.go, resolve.go: list, activate, rollback, pin, history, and
 //     runtimes named by prefix or name; gc.go: [Store.GC].
+//   - health.go, probe.go: the health-checked switch ([Checks],
+//     [Store.ActivateChecked], [Store.RollbackChecked]) and the probes
+//     this client dials for it (docs/rollout.md); the host's part is
+//     shellcmd/sh/health.sh and bad.sh.
 //   - oci*.go: publishing to and reading from a registry.
 //   - The fields of each reply the host sends the store (RT, ACTIVATED,
 //     RESUME, KEEP, ...): the protocol table, shellcmd/protocol.go; the
