@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -404,8 +405,9 @@ func isUnknown(err error) bool { return errors.Is(err, transport.ErrUnknownOutco
 // control is the client's end of a fragment's stdin: control lines go in, and
 // closing it (or this process dying) is EOF on the host.
 type control struct {
-	r *io.PipeReader
-	w *io.PipeWriter
+	r  *io.PipeReader
+	w  *io.PipeWriter
+	mu sync.Mutex
 }
 
 func newControl() *control {
@@ -417,6 +419,16 @@ func newControl() *control {
 // not an error here, the exec's outcome reports it.
 func (c *control) send(line string) {
 	go func() { _, _ = io.WriteString(c.w, line+"\n") }()
+}
+
+// sendLines writes lines (each ending in a newline) without blocking the
+// caller; the lines of one call stay together.
+func (c *control) sendLines(lines string) {
+	go func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, _ = io.WriteString(c.w, lines)
+	}()
 }
 
 func (c *control) close() { c.w.Close() }

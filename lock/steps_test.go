@@ -750,12 +750,17 @@ func TestStalledUploadWritesOn(t *testing.T) {
 }
 
 // TestEveryNamedStepIsTested: every step the fragments can stop at
-// (h_step NAME in shellcmd/sh) is named in docs/protocol.md and has a test
-// here, or, for fence.checked, in the store's tests.
+// (h_step NAME in shellcmd/sh) is named in docs/protocol.md (the lock's) or
+// docs/rollout.md (a health-checked switch's) and has a test here, or, for
+// fence.checked, in the store's tests.
 func TestEveryNamedStepIsTested(t *testing.T) {
-	doc, err := os.ReadFile("../docs/protocol.md")
-	if err != nil {
-		t.Fatal(err)
+	var doc []byte
+	for _, f := range []string{"../docs/protocol.md", "../docs/rollout.md"} {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = append(doc, d...)
 	}
 	tested := map[string]bool{}
 	for _, st := range stepTests {
@@ -780,7 +785,7 @@ func TestEveryNamedStepIsTested(t *testing.T) {
 			t.Errorf("the fragments stop at %s, which no step test uses", s)
 		}
 		if !strings.Contains(string(doc), "`"+s+"`") {
-			t.Errorf("the fragments stop at %s, which docs/protocol.md does not name", s)
+			t.Errorf("the fragments stop at %s, which neither docs/protocol.md nor docs/rollout.md names", s)
 		}
 	}
 }

@@ -40,6 +40,17 @@ func (w Wire) Exec(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-
 	return w.l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, nil)
 }
 
+// ExecAnswering is Exec for a fragment that asks the client as it goes (a
+// health-checked switch's PROBE): each verdict goes to on first, which
+// may answer on the command's standard input with send (lines each ending
+// in a newline, kept together; from any goroutine, until it returns).
+func (w Wire) ExecAnswering(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-chan struct{},
+	on func(v shellcmd.Verdict, send func(lines string))) (*remote.Reply, error) {
+	return w.l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, func(v shellcmd.Verdict, c *control) {
+		on(v, c.sendLines)
+	})
+}
+
 // ReplyError reads the lock's part of a reply: a *BusyError, ErrAbandoned,
 // ErrNoStore, a *LostError (fencing found the lock taken over, or the
 // release did), a *NotHolderError (under a manual hold whose token the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Code is an ERROR verdict's code: what the host could not do. Each is one
@@ -33,6 +34,8 @@ const (
 	CodeNoSHA256  Code = "nosha256"
 	CodePin       Code = "pin"
 	CodeGC        Code = "gc"
+	// A health-checked switch's.
+	CodeBad Code = "bad"
 )
 
 // codeSpec is one error code: the package whose errors it is (lock's
@@ -100,6 +103,15 @@ var codes = []codeSpec{
 	{CodeNoSHA256, ofStore, func(d string) string { return "the host could not verify the upload: " + d }},
 	{CodePin, ofStore, func(d string) string { return "the host could not pin the runtime: " + d }},
 	{CodeGC, ofStore, func(d string) string { return "gc: " + d }},
+	{CodeBad, ofRollout, func(d string) string {
+		id, rest, _ := strings.Cut(d, " ")
+		when, why, _ := strings.Cut(rest, " ")
+		at := ""
+		if n, err := strconv.ParseInt(when, 10, 64); err == nil {
+			at = " at " + time.Unix(n, 0).UTC().Format(time.RFC3339)
+		}
+		return id + " is marked bad here: it failed its checks" + at + " (" + why + "); --force tries it anyway"
+	}},
 }
 
 // pathProblems says what each h_pathok problem means, and what to do.

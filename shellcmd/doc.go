@@ -87,6 +87,10 @@
 //   - promote.sh: verify, unpack and promote (h_op_promote), and the checks
 //     a push makes before it uploads (h_collides, h_room).
 //   - manage.sh: list, activate, rollback, pin, history.
+//   - health.sh: a health-checked switch (h_health: record, switch,
+//     restart, probe loop, revert), the record's settling (h_settle) and
+//     what gc keeps for it (h_journaled); bad.sh: bad marks and where a
+//     rollback goes (docs/rollout.md).
 //   - gc.sh: garbage collection.
 //   - doctor.sh, doctor-tools.sh: hoist doctor's checklist.
 //

@@ -47,6 +47,8 @@ var (
 	// Every operation starts with the path checks (h_setup).
 	setupCodes = []Code{CodeNoHome, CodePath}
 	takeCodes  = []Code{CodeNoHome, CodePath, CodeMkdir, CodeLockPath, CodeRecord, CodePermission}
+	// A health-checked switch's verdicts (sh/health.sh).
+	health = []Verb{VerbPrepared, VerbRestarted, VerbProbe, VerbProbed, VerbTry, VerbHealthy, VerbUnhealthy, VerbReverted}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -87,12 +89,12 @@ var (
 	OpReach     = &Op{Name: "reach", Ends: []Verb{VerbCheck, VerbError}, Codes: setupCodes, NoSetup: true}
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{VerbDropped, VerbError}, Codes: setupCodes}
 	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{VerbResumable, VerbError}, Codes: setupCodes}
-	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
-	OpActivate  = &Op{Name: "activate", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch})}
-	OpRollback = &Op{Name: "rollback", Sends: join(waiting, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch})}
+	OpActivate  = &Op{Name: "activate", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound}),
+		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
+	OpRollback = &Op{Name: "rollback", Sends: join(waiting, health, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound}),
+		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
 	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{VerbPinned, VerbUnpinned, VerbNotFound}),
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodePin})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{VerbKeep, VerbDelete, VerbSweep, VerbNoProc}),

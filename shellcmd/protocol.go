@@ -62,6 +62,16 @@ const (
 	VerbFetched  Verb = "FETCHED"
 	VerbNoFetch  Verb = "NOFETCH"
 	VerbFetchEnd Verb = "FETCHEND"
+	// A health-checked activation's (docs/rollout.md).
+	VerbPrepared  Verb = "PREPARED"
+	VerbRestarted Verb = "RESTARTED"
+	VerbProbe     Verb = "PROBE"
+	VerbProbed    Verb = "PROBED"
+	VerbTry       Verb = "TRY"
+	VerbHealthy   Verb = "HEALTHY"
+	VerbUnhealthy Verb = "UNHEALTHY"
+	VerbReverted  Verb = "REVERTED"
+	VerbBad       Verb = "BAD"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -83,8 +93,9 @@ type verbSpec struct {
 type owner uint8
 
 const (
-	ofLock  owner = iota // package lock, docs/protocol.md
-	ofStore              // package store, docs/store.md
+	ofLock    owner = iota // package lock, docs/protocol.md
+	ofStore                // package store, docs/store.md
+	ofRollout              // package store's health-checked switch, docs/rollout.md
 )
 
 // holder are the fields of every verdict that names the holder of a lock
@@ -152,6 +163,16 @@ var protocol = []verbSpec{
 	{verb: VerbFetched, owner: ofStore, fields: []string{"sha256", "bytes", "tries"}, doc: "the host fetched this blob from the registry and verified it"},
 	{verb: VerbNoFetch, owner: ofStore, fields: []string{"why", "detail"}, doc: "the fetch ended here: the host gets the rest over SFTP"},
 	{verb: VerbFetchEnd, owner: ofStore, fields: []string{"tool"}, doc: "the fetch is over; the tool it used"},
+
+	{verb: VerbPrepared, owner: ofRollout, fields: []string{"id", "from", "to"}, doc: "the record is in place; nothing switched yet"},
+	{verb: VerbRestarted, owner: ofRollout, fields: []string{"status", "ms"}, doc: "the restart command ended (status, or timeout) after ms"},
+	{verb: VerbProbe, owner: ofRollout, fields: []string{"seq"}, doc: "a try starts: the client dials the dialled probes and answers probe seq ..."},
+	{verb: VerbProbed, owner: ofRollout, fields: []string{"seq", "name", "verdict", "ms", "detail"}, doc: "one exec probe's result in a try"},
+	{verb: VerbTry, owner: ofRollout, fields: []string{"seq", "verdict", "ms", "detail"}, doc: "a try's result, exec and dialled probes together"},
+	{verb: VerbHealthy, owner: ofRollout, fields: []string{"id", "first_ok_ms", "stable_ms", "tries"}, doc: "the checks passed"},
+	{verb: VerbUnhealthy, owner: ofRollout, fields: []string{"id", "why"}, doc: "the checks failed"},
+	{verb: VerbReverted, owner: ofRollout, fields: []string{"id", "to", "from", "verdict"}, doc: "back on from; the verdict of its checks"},
+	{verb: VerbBad, owner: ofRollout, fields: []string{"id", "when", "rollout", "why"}, doc: "list: the runtime before is marked bad here"},
 }
 
 // specs finds a verb's row.

@@ -129,8 +129,8 @@ type RuntimeLine struct {
 	ID       string
 	Promoted time.Time
 	Size     int64
-	// Current, Previous and Pinned are its flags (c, p, P).
-	Current, Previous, Pinned bool
+	// Current, Previous, Pinned and Bad are its flags (c, p, P, b).
+	Current, Previous, Pinned, Bad bool
 	// Order is its place among the store's promotions, newest highest.
 	Order int64
 	// Name is the name it was pushed under, "" when its mark names none.
@@ -151,6 +151,8 @@ func (v Verdict) Runtime() RuntimeLine {
 			rt.Previous = true
 		case 'P':
 			rt.Pinned = true
+		case 'b':
+			rt.Bad = true
 		}
 	}
 	return rt
@@ -304,3 +306,80 @@ func (v Verdict) Root() RootPlace {
 
 // Digest reads CORRUPT: the SHA-256 of the archive the host has.
 func (v Verdict) Digest() string { return v.of(VerbCorrupt).get("sha256") }
+
+// BadMark is a runtime's bad mark on a host (BAD): when it failed its
+// checks, in which sequence, and why.
+type BadMark struct {
+	ID      string
+	When    time.Time
+	Rollout string
+	Why     string
+}
+
+// Bad reads BAD.
+func (v Verdict) Bad() BadMark {
+	v = v.of(VerbBad)
+	return BadMark{ID: v.get("id"), When: epoch(v.get("when")), Rollout: v.get("rollout"), Why: unpct(v.get("why"))}
+}
+
+// Prepared reads PREPARED: the record id is in place, for a switch from
+// ("" when nothing was current) to to.
+func (v Verdict) Prepared() (id, from, to string) {
+	v = v.of(VerbPrepared)
+	return v.get("id"), v.get("from"), v.get("to")
+}
+
+// Restarted reads RESTARTED: the restart's exit status ("timeout" when it
+// was stopped at the deadline) and how long it took.
+func (v Verdict) Restarted() (status string, took time.Duration) {
+	v = v.of(VerbRestarted)
+	n, _ := number(v.get("ms"))
+	return v.get("status"), time.Duration(n) * time.Millisecond
+}
+
+// ProbeSeq reads PROBE: the try whose dialled probes the client answers.
+func (v Verdict) ProbeSeq() int {
+	n, _ := number(v.of(VerbProbe).get("seq"))
+	return int(n)
+}
+
+// ProbeLine is one try (TRY), or one exec probe of it (PROBED, with its
+// Name).
+type ProbeLine struct {
+	Seq    int
+	Name   string
+	OK     bool
+	Took   time.Duration
+	Detail string
+}
+
+// Probe reads TRY and PROBED.
+func (v Verdict) Probe() ProbeLine {
+	v = v.of(VerbTry, VerbProbed)
+	seq, _ := number(v.get("seq"))
+	ms, _ := number(v.get("ms"))
+	return ProbeLine{Seq: int(seq), Name: v.get("name"), OK: v.get("verdict") == "ok",
+		Took: time.Duration(ms) * time.Millisecond, Detail: unpct(v.get("detail"))}
+}
+
+// HealthLine is a sequence's verdict: HEALTHY (the timings and tries),
+// UNHEALTHY (Why), REVERTED (From, To, and Verdict: healthy, unhealthy,
+// unchecked, or none when there was nothing to revert to).
+type HealthLine struct {
+	ID                string
+	FirstOK, Stable   time.Duration
+	Tries             int
+	Why               string
+	To, From, Verdict string
+}
+
+// Health reads HEALTHY, UNHEALTHY and REVERTED.
+func (v Verdict) Health() HealthLine {
+	v = v.of(VerbHealthy, VerbUnhealthy, VerbReverted)
+	h := HealthLine{ID: v.get("id"), Why: unpct(v.get("why")), To: v.get("to"), From: v.get("from"), Verdict: v.get("verdict")}
+	f, _ := number(v.get("first_ok_ms"))
+	st, _ := number(v.get("stable_ms"))
+	t, _ := number(v.get("tries"))
+	h.FirstOK, h.Stable, h.Tries = time.Duration(f)*time.Millisecond, time.Duration(st)*time.Millisecond, int(t)
+	return h
+}

@@ -68,7 +68,8 @@ type Params struct {
 	Stale time.Duration
 	// Try makes Acquire one attempt that never creates the store.
 	Try bool
-	// Force makes Break remove the lock whose token is Token.
+	// Force makes Break remove the lock whose token is Token, and
+	// Activate and Rollback switch to a runtime marked bad.
 	Force bool
 	// Argv is the command Run executes.
 	Argv []string
@@ -138,9 +139,25 @@ type Params struct {
 	Unpin      bool // Pin removes the pin
 	Keep       int  // GC keeps this many newest runtimes beyond the protected ones
 	DryRun     bool // GC says its plan and changes nothing
+	// Health makes Activate and Rollback a health-checked switch.
+	Health Health
 
 	// A test's pauses: no part of the API, hence embedded unexported.
 	testHooks
+}
+
+// Health is a health-checked switch (docs/rollout.md, "One host"): the
+// sequence's id, which names its record (empty: a plain switch), the
+// restart command, the exec probes, how many dialled probes the client
+// answers for, and the timing.
+type Health struct {
+	ID      string
+	Restart string
+	Exec    []string
+	Dialled int
+	// Interval between tries' starts, Timeout per try, Deadline to the
+	// first success after the restart, Stable the window after it.
+	Interval, Timeout, Deadline, Stable time.Duration
 }
 
 // testHooks are the fields of Params that only tests set: package lock's
@@ -261,6 +278,14 @@ func (p Params) values() []param {
 		{"activate", flag(p.Activate)},
 		{"unpin", flag(p.Unpin)},
 		{"dry", flag(p.DryRun)},
+		{"hid", p.Health.ID},
+		{"restart", p.Health.Restart},
+		{"checks", strings.Join(p.Health.Exec, "\n")},
+		{"ndial", n(int64(p.Health.Dialled))},
+		{"cint", n(p.Health.Interval.Milliseconds())},
+		{"ctimeout", n(p.Health.Timeout.Milliseconds())},
+		{"cdeadline", n(p.Health.Deadline.Milliseconds())},
+		{"stable", n(p.Health.Stable.Milliseconds())},
 		{"pause", p.Pause.Dir},
 		{"pauseat", strings.Join(p.Pause.At, " ")},
 	}

@@ -19,6 +19,9 @@ type Runtime struct {
 	Current  bool
 	Previous bool
 	Pinned   bool
+	// Bad is the runtime's bad mark on the host (it failed its checks
+	// there), nil when it has none.
+	Bad *shellcmd.BadMark
 }
 
 // List returns the runtimes hoist promoted, newest first: in the order the
@@ -38,6 +41,10 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	}
 	var out []Runtime
 	for _, v := range r.Verdicts {
+		if v.Verb == shellcmd.VerbBad && len(out) > 0 && out[len(out)-1].ID == v.Bad().ID {
+			b := v.Bad()
+			out[len(out)-1].Bad = &b
+		}
 		if v.Verb != shellcmd.VerbRuntime {
 			continue
 		}

@@ -55,6 +55,10 @@
 //     in shellcmd/sh/reuse.sh; the archive links to the copies (tar.go).
 //   - manage.go, resolve.go: list, activate, rollback, pin, history, and
 //     runtimes named by prefix or name; gc.go: [Store.GC].
+//   - health.go, probe.go: the health-checked switch ([Checks],
+//     [Store.ActivateChecked], [Store.RollbackChecked]) and the probes
+//     this client dials for it (docs/rollout.md); the host's part is
+//     shellcmd/sh/health.sh and bad.sh.
 //   - oci*.go: publishing to and reading from a registry; push_via.go: a
 //     push whose hosts fetch from it ([Registry.Via], [PushOptions.Via]),
 //     the fallback archive of a published runtime, and

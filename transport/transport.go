@@ -38,6 +38,8 @@
 //   - sshconfig*.go, sshtokens.go: the OpenSSH configuration, resolved as
 //     ssh -G resolves it ([ResolveConfig], [SSHConfig]).
 //   - mux_*.go: the kept connection ([DialShared], [StartMaster]).
+//   - dialhost.go: [HostDialer], connections to an address as the host
+//     sees it (direct-tcpip), for health checks.
 //   - transporttest: the conformance suite every transport passes.
 package transport
 

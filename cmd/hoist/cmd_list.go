@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
+	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/store"
 )
 
@@ -21,7 +22,8 @@ func (a *app) listCommand() *cobra.Command {
 		Use:   "list",
 		Short: "the runtimes on each host, newest first",
 		Long: `list shows the runtimes on each host as a table, newest first: id, name,
-size, when it was promoted, and whether it is active, previous or pinned.
+size, when it was promoted, and whether it is active, previous, pinned or
+marked bad (it failed its checks on that host: when, and why).
 It changes nothing.`,
 		Example: `  hoist -H web1,web2 list
   hoist -H web1 list --json
@@ -48,10 +50,10 @@ func (a *app) list() error {
 		rows := []output.Runtime{}
 		t := newTable("ID", "NAME", "SIZE", "PROMOTED", "STATE")
 		for _, rt := range list {
-			rows = append(rows, output.Runtime{
+			row := output.Runtime{
 				ID: rt.ID, Name: orDash(rt.Name), Size: rt.Size, Promoted: rt.Promoted.UTC().Format(time.RFC3339),
 				Active: rt.Current, Previous: rt.Previous, Pinned: rt.Pinned,
-			})
+			}
 			var state []string
 			for _, f := range []struct {
 				on   bool
@@ -61,6 +63,11 @@ func (a *app) list() error {
 					state = append(state, f.name)
 				}
 			}
+			if b := rt.Bad; b != nil {
+				row.Bad = &output.BadMark{When: b.When.UTC().Format(time.RFC3339), Why: b.Why, Rollout: b.Rollout}
+				state = append(state, "bad since "+b.When.Local().Format("2006-01-02 15:04")+": "+shellcmd.Printable(b.Why))
+			}
+			rows = append(rows, row)
 			t.row(rt.ID, orDash(rt.Name), size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
 		}
 		r := result{json: &output.List{Runtimes: rows}}

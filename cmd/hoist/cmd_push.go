@@ -23,10 +23,11 @@ type pushOptions struct {
 	wait       time.Duration
 	streams    int
 	via        string
+	checkFlags
 }
 
 func (a *app) pushCommand() *cobra.Command {
-	o := pushOptions{wait: defaultWait, maxSize: store.DefaultMaxSize}
+	o := pushOptions{wait: defaultWait, maxSize: store.DefaultMaxSize, checkFlags: newCheckFlags()}
 	c := &cobra.Command{
 		Use:   "push ARTIFACT|-|oci://REGISTRY/REPO:TAG|@DIGEST",
 		Short: "install a directory, an archive or a tar on stdin as a runtime",
@@ -59,6 +60,7 @@ SHA-256; a host that cannot is sent the bytes over SSH, and says why.`,
 	f.BoolVar(&o.noCache, "no-cache", false, "hash every file of a directory, without the digests kept from earlier pushes")
 	f.Var(sizeValue{&o.maxSize}, "max-size", "refuse a runtime whose files come to more than `SIZE`, before reading them (K, M, G, T: binary units)")
 	f.Var(durationValue{&o.wait}, "wait", "wait up to `D` for the lock at promotion; 0 makes one attempt")
+	o.checkFlags.add(f)
 	f.IntVar(&o.streams, "streams", 0, "upload over `N` SFTP channels at once, 1 to 8 (default: from the artifact's size and the measured round trip)")
 	f.StringVar(&o.via, "via", "", "hosts fetch the runtime from `oci://REGISTRY/REPO[:TAG|@DIGEST]`, where hoist publish put it (default tag: its id)")
 	return a.holdFlag(c)
@@ -70,6 +72,13 @@ const fromStdin = "-"
 func (a *app) push(source string, o pushOptions) error {
 	if o.streams < 0 || o.streams > transport.MaxStreams {
 		return usageErr("--streams %d: give 1 to %d, or leave it out to size it from the round trip", o.streams, transport.MaxStreams)
+	}
+	checks, err := o.checks()
+	if err != nil {
+		return err
+	}
+	if checks.Sequenced() && !o.activate {
+		return usageErr("--restart and the check flags go with --activate")
 	}
 	if o.name != "" && !store.ValidName(o.name) {
 		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
@@ -149,8 +158,10 @@ func (a *app) push(source string, o pushOptions) error {
 		name := s.Lock().Transport().Target()
 		h := bars.host(name, o.wait)
 		res, err := s.Push(ctx, art, store.PushOptions{
-			Via:      via,
-			Activate: o.activate,
+			Via: via,
+			// A health-checked switch is a command of its own, after
+			// the promotion (docs/rollout.md).
+			Activate: o.activate && !checks.Sequenced(),
 			Wait:     o.wait,
 			Streams:  o.streams,
 			Events:   h.events(),
@@ -175,6 +186,23 @@ func (a *app) push(source string, o pushOptions) error {
 		if err != nil {
 			h.finish("failed", false)
 			return r
+		}
+		var hl *store.Health
+		if checks.Sequenced() {
+			checks := checks
+			checks.Stop = stop
+			hl, err = s.ActivateChecked(ctx, res.ID, checks, o.wait, h.events())
+			obj.Health = healthJSON(hl)
+			if hl != nil {
+				res.Activated, res.Previous = hl.Current == res.ID, hl.From
+				obj.Activated, obj.Previous = res.Activated, res.Previous
+			}
+			obj.Execs++
+			if err != nil {
+				r.err = err
+				h.finish("failed its checks", false)
+				return r
+			}
 		}
 		var what []string
 		if res.Present {
@@ -211,6 +239,9 @@ func (a *app) push(source string, o pushOptions) error {
 		}
 		if res.Activated {
 			what = append(what, "active")
+		}
+		if l := healthLine(hl); l != "" {
+			what = append(what, l)
 		}
 		h.finish(strings.Join(what, ", "), true)
 		r.data = fmt.Sprintf("%s: %s %s", name, id, strings.Join(what, ", "))

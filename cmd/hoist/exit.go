@@ -7,10 +7,13 @@ import (
 	"syscall"
 
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/store"
 	"github.com/hoistdev/hoist/transport"
 )
 
-// Exit codes scripts and CI rely on (README, "Exit status").
+// Exit codes scripts and CI rely on (README, "Exit status"). A
+// health-checked switch that failed is 3 (back on the previous runtime,
+// which passed) or 4 (the revert failed too): store.UnhealthyError.
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -85,9 +88,12 @@ func exitStatus(v exitInputs) int {
 func errorCode(err error) int {
 	var ue *usageError
 	var ce *codeError
+	var he *store.UnhealthyError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &he):
+		return he.ExitCode()
 	case errors.As(err, &ce):
 		return ce.code
 	case errors.Is(err, transport.ErrUnknownOutcome):

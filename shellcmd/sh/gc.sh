@@ -76,6 +76,7 @@ h_op_gc() {
 		elif [ "$h_i" = "$h_prev" ]; then h_why=previous
 		elif [ -e "$h_store/.pins/$h_i" ]; then h_why=pinned
 		elif h_listed "$h_i" "$h_used"; then h_why=in-use
+		elif h_journaled "$h_i"; then h_why=rollout
 		# A --keep of ten digits or more keeps them all: it passes the
 		# 32 bits some shells count in (mksh), where it would wrap.
 		elif [ "${#hp_keep}" -gt 9 ] || [ "$h_kept" -lt "$hp_keep" ]; then
@@ -208,7 +209,7 @@ h_gc_delete() {
 				h_say ERROR gc "could not put $h_i back; it is in $hp_storedir/.trash-$hp_rid-$h_i"
 			fi
 		else
-			rm -f "$h_store/.meta/$h_i" "$h_store/.files/$h_i"
+			rm -f "$h_store/.meta/$h_i" "$h_store/.files/$h_i" "$h_store/.bad/$h_i"
 			if h_rmtree "$h_store/.trash-$hp_rid-$h_i"; then
 				h_say DELETE "$h_i" 'done'
 			else

@@ -1,6 +1,7 @@
 # h_op_list: every runtime hoist promoted (h_present), newest first
 # (h_byorder), one RT line each: id, promoted (epoch), size, flags (c
-# current, p previous, P pinned, - none), its place in the order of
+# current, p previous, P pinned, b marked bad, with a BAD line after it,
+# - none), its place in the order of
 # promotions (h_order), name. Read-only.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
@@ -20,7 +21,10 @@ h_op_list() {
 		if [ "$h_i" = "$h_cur" ]; then h_f=${h_f}c; fi
 		if [ "$h_i" = "$h_prev" ]; then h_f=${h_f}p; fi
 		if [ -e "$h_store/.pins/$h_i" ]; then h_f=${h_f}P; fi
+		h_bad=
+		if h_isbad "$h_i"; then h_f=${h_f}b h_bad=1; fi
 		h_say RT "$h_i" "${h_mwhen:-0}" "${h_msize:-0}" "${h_f:--}" "$h_mord" "${h_mname:--}"
+		[ -z "$h_bad" ] || h_say BAD "$h_i" "${h_bwhen:--}" "${h_brid:--}" "$(h_pct "${h_bwhy:--}")"
 	done
 	IFS=$h_ifs
 	h_say LISTED
@@ -33,7 +37,9 @@ h_nostore() {
 	h_say NOSTORE
 }
 
-# h_op_activate: switch current to hp_id, under the lock (waits).
+# h_op_activate: switch current to hp_id, under the lock (waits): after
+# settling what an earlier sequence left (h_settle), and only with hp_force
+# when hp_id is marked bad here; health-checked with hp_hid (h_switch).
 h_op_activate() {
 	h_nostore && return
 	if ! h_present "$hp_id"; then
@@ -41,17 +47,19 @@ h_op_activate() {
 		return
 	fi
 	h_take || return
-	if h_present "$hp_id"; then
-		h_activate "$hp_id" activate
-	else
+	if ! h_present "$hp_id"; then
 		h_say NOTFOUND "$hp_id"
+	elif h_badok "$hp_id" && h_settle; then
+		h_switch "$hp_id" activate
 	fi
 	h_release_end
 	rm -rf "$h_scr"
 }
 
 # h_op_rollback: current goes back to previous (or, with hp_id, to that
-# runtime), and previous to what was current, under the lock.
+# runtime), and previous to what was current, under the lock. Without
+# hp_id a runtime marked bad is passed over (h_rbtarget); with it, it is
+# tried only with hp_force.
 h_op_rollback() {
 	h_nostore && return
 	if [ -z "$hp_id" ] && [ -z "$(h_pointer previous)" ]; then
@@ -63,16 +71,29 @@ h_op_rollback() {
 		return
 	fi
 	h_take || return
-	h_to=${hp_id:-$(h_pointer previous)}
-	if [ -n "$h_to" ] && h_present "$h_to"; then
-		h_activate "$h_to" rollback
-	elif [ -n "$hp_id" ]; then
-		h_say NOTFOUND "$hp_id"
-	else
-		h_say NOPREVIOUS
+	if h_settle; then
+		h_to=$hp_id
+		[ -n "$h_to" ] || h_rbtarget
+		if [ -n "$h_to" ] && h_present "$h_to"; then
+			! h_badok "$h_to" || h_switch "$h_to" rollback
+		elif [ -n "$hp_id" ]; then
+			h_say NOTFOUND "$hp_id"
+		else
+			h_say NOPREVIOUS
+		fi
 	fi
 	h_release_end
 	rm -rf "$h_scr"
+}
+
+# h_switch ID ACTION: the switch itself: with hp_hid (a restart or checks
+# were given) the health-checked sequence (h_health), else h_activate.
+h_switch() {
+	if [ -n "$hp_hid" ] && [ "$(h_pointer current)" != "$1" ]; then
+		h_health "$1" "$2"
+	else
+		h_activate "$1" "$2"
+	fi
 }
 
 # h_op_pin: a pin keeps a runtime from garbage collection until unpinned;

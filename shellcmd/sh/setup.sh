@@ -33,7 +33,7 @@ h_setup() {
 # first that is not fine, and fails; nothing has been touched then.
 h_paths() {
 	set --
-	for h_p in "$h_root" "$h_store" "$h_runs" "$h_store/.meta" "$h_store/.pins" "$h_store/.files"; do
+	for h_p in "$h_root" "$h_store" "$h_runs" "$h_store/.meta" "$h_store/.pins" "$h_store/.files" "$h_store/.bad" "$h_store/.rollouts"; do
 		h_absent "$h_p" && continue
 		# There (perhaps just made by another command), or its parent
 		# cannot be searched.

@@ -166,7 +166,9 @@ h_activate() {
 		return 1
 	fi
 	h_history "$2" "${h_old:--}" "$1"
+	# Switched, whether or not the client is still there to hear it.
 	h_say ACTIVATED "$1" "${h_old:--}"
+	return 0
 }
 
 # h_history ACTION FROM TO: appends one line to <root>/history, under the

@@ -9,6 +9,8 @@ h_watch() {
 		while IFS= read -r h_l; do
 			case $h_l in
 			stop | ack) h_mark "$h_l" ;;
+			# A dialled probe's answer (sh/health.sh, h_try).
+			"probe "*) printf '%s\n' "$h_l" >>"$h_scr/answers" ;;
 			esac
 		done
 		h_mark gone

@@ -181,6 +181,8 @@ type Pushed struct {
 	FetchTool        string `json:"fetch_tool,omitempty"`
 	Fallback         string `json:"fallback,omitempty"`
 	SentFromRegistry bool   `json:"sent_from_registry,omitempty"`
+	// Health is there when --activate ran the health-checked sequence.
+	Health *Health `json:"health,omitempty"`
 }
 
 // Publish is hoist publish: one object, about the registry (Host is the
@@ -234,6 +236,15 @@ type Runtime struct {
 	Active   bool   `json:"active"`
 	Previous bool   `json:"previous"`
 	Pinned   bool   `json:"pinned"`
+	// Bad is there when the runtime is marked bad on the host.
+	Bad *BadMark `json:"bad,omitempty"`
+}
+
+// BadMark is a runtime's bad mark: it failed its checks on the host.
+type BadMark struct {
+	When    string `json:"when"`
+	Why     string `json:"why"`
+	Rollout string `json:"rollout"`
 }
 
 // History is hoist history.
@@ -257,6 +268,47 @@ type Activate struct {
 	Result
 	Current  string `json:"current"`
 	Previous string `json:"previous"`
+	// Health is there when the health-checked sequence ran.
+	Health *Health `json:"health,omitempty"`
+}
+
+// Health is a health-checked switch: the new runtime's restart and probes,
+// and the revert's when it failed.
+type Health struct {
+	ID            string `json:"id"`
+	From          string `json:"from"`
+	To            string `json:"to"`
+	Healthy       bool   `json:"healthy"`
+	Why           string `json:"why,omitempty"`
+	Check         Phase  `json:"check"`
+	Revert        *Phase `json:"revert,omitempty"`
+	RevertVerdict string `json:"revert_verdict,omitempty"`
+}
+
+// Phase is one restart and its probe loop.
+type Phase struct {
+	RestartStatus string `json:"restart_status"`
+	RestartMS     int64  `json:"restart_ms"`
+	FirstOKMS     int64  `json:"first_ok_ms"`
+	StableMS      int64  `json:"stable_ms"`
+	Tries         []Try  `json:"tries"`
+}
+
+// Try is one try of every probe.
+type Try struct {
+	Seq    int     `json:"seq"`
+	OK     bool    `json:"ok"`
+	MS     int64   `json:"ms"`
+	Detail string  `json:"detail,omitempty"`
+	Probes []Probe `json:"probes"`
+}
+
+// Probe is one probe's result in a try.
+type Probe struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	MS     int64  `json:"ms"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Pin is hoist pin and hoist unpin.

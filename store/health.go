@@ -1,0 +1,298 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/remote"
+	"github.com/hoistdev/hoist/shellcmd"
+)
+
+// Checks make an activation or a rollback health-checked
+// (docs/rollout.md, "One host"): one host command, under one hold of the
+// lock, switches current, runs Restart, probes the runtime, and when it is
+// not found healthy reverts current to the runtime it replaced, runs
+// Restart again and probes that one. The host finishes the sequence if the
+// client goes away: it reverts unless the new runtime was found healthy.
+type Checks struct {
+	// Exec are commands run on the host with /bin/sh -c, in the runtime's
+	// directory, with HOIST_RUNTIME, HOIST_PREVIOUS and HOIST_DIR set;
+	// exit 0 is healthy.
+	Exec []string
+	// HTTP are URLs (http://HOST:PORT/PATH, as the host sees it) that this
+	// client GETs through the connection (a direct-tcpip channel): a 2xx
+	// status is healthy. TCP are HOST:PORT addresses that must accept a
+	// connection, dialled the same way. The host waits for their answers;
+	// silence is a failure.
+	HTTP, TCP []string
+	// Restart runs on the host after the switch and after a revert; it
+	// must exit 0 within Deadline. It must start the service from
+	// <root>/current.
+	Restart string
+	// Interval between the starts of two tries, Timeout per try, Deadline
+	// to the first success after the restart: zero means the defaults
+	// (1 s, 5 s, 30 s). Stable is the time every try must pass for after
+	// the first success: zero, and the first success is enough (hoist's
+	// command line gives DefaultStable).
+	Interval, Timeout, Deadline, Stable time.Duration
+	// Force switches to a runtime marked bad on the host.
+	Force bool
+	// Stop, when closed, asks the host to stop: waiting for the lock, it
+	// stops waiting; once switched, the new runtime was not confirmed
+	// healthy, and the host goes back (checking the runtime it goes back
+	// to with the Exec probes only).
+	Stop <-chan struct{}
+}
+
+// The defaults of [Checks], kamal-proxy's and Nomad's.
+const (
+	DefaultCheckInterval = time.Second
+	DefaultCheckTimeout  = 5 * time.Second
+	DefaultCheckDeadline = 30 * time.Second
+	DefaultStable        = 10 * time.Second
+)
+
+// Sequenced reports whether c asks for the health-checked sequence (a
+// restart or a probe); without it a switch is a plain one.
+func (c Checks) Sequenced() bool {
+	return c.Restart != "" || len(c.Exec)+len(c.HTTP)+len(c.TCP) > 0
+}
+
+// Health is what a health-checked switch did.
+type Health struct {
+	// ID names the sequence's record on the host (runtimes/.rollouts/ID).
+	ID string
+	// From is what current pointed at before ("" for nothing), To the
+	// runtime switched to, Current what it points at now.
+	From, To, Current string
+	// Healthy: To passed its checks and stays current.
+	Healthy bool
+	// Why To failed ("deadline: ...", "stable: ...", "restart: ...",
+	// "client: ...").
+	Why string
+	// Check is To's restart and probes; Revert the reverted runtime's,
+	// nil when there was no revert.
+	Check  Phase
+	Revert *Phase
+	// RevertVerdict: healthy, unhealthy, unchecked (no probe could run
+	// without the client), or none (nothing to revert to).
+	RevertVerdict string
+}
+
+// Phase is one restart and its probe loop.
+type Phase struct {
+	RestartStatus string // the exit status, "timeout", "" when none ran
+	RestartTook   time.Duration
+	Tries         []Try
+	// FirstOK is the time from the restart's end to the first passing
+	// try's start; Stable how long every try passed after it.
+	FirstOK, Stable time.Duration
+}
+
+// Try is one try of every probe.
+type Try struct {
+	Seq    int
+	OK     bool
+	Took   time.Duration
+	Detail string
+	Probes []Probe
+}
+
+// Probe is one probe's result in a try.
+type Probe struct {
+	Name   string // check1..., http1..., tcp1...
+	OK     bool
+	Took   time.Duration
+	Detail string
+}
+
+// UnhealthyError is the error of a health-checked switch whose new runtime
+// failed its checks: Reverted when the host is back on the runtime it
+// replaced and that one passed them (exit status 3), else the revert
+// failed too, or there was nothing to revert to (4).
+type UnhealthyError struct {
+	Health   *Health
+	Reverted bool
+}
+
+func (e *UnhealthyError) Error() string {
+	h := e.Health
+	if e.Reverted {
+		return fmt.Sprintf("%s failed its checks (%s); current is back on %s, which passed them", h.To, h.Why, h.From)
+	}
+	switch h.RevertVerdict {
+	case "none":
+		return fmt.Sprintf("%s failed its checks (%s) and there is nothing to revert to: current is still %s; fix it or activate another runtime", h.To, h.Why, h.To)
+	case "unchecked":
+		return fmt.Sprintf("%s failed its checks (%s); current is back on %s, restarted but unchecked (the client was gone): check the service", h.To, h.Why, h.From)
+	}
+	why := "its checks failed too"
+	if h.Revert != nil && h.Revert.RestartStatus != "" && h.Revert.RestartStatus != "0" {
+		why = "its restart failed (" + h.Revert.RestartStatus + ")"
+	} else if h.Revert != nil && len(h.Revert.Tries) > 0 {
+		why = "its checks failed too: " + h.Revert.Tries[len(h.Revert.Tries)-1].Detail
+	}
+	return fmt.Sprintf("%s failed its checks (%s); current is back on %s, but %s: operator needed", h.To, h.Why, h.From, why)
+}
+
+// ExitCode is 3 for a revert that passed its checks, else 4.
+func (e *UnhealthyError) ExitCode() int {
+	if e.Reverted {
+		return 3
+	}
+	return 4
+}
+
+// ErrBad: the runtime is marked bad on the host (it failed its checks
+// there); Checks.Force switches to it anyway.
+var ErrBad = errors.New("the runtime is marked bad on this host")
+
+// ActivateChecked is Activate with the health-checked sequence of c (see
+// [Checks]). It returns the sequence's account and, when the new runtime
+// was not found healthy, an *UnhealthyError. Without a restart or a probe
+// in c it is a plain activation (Health then has no ID).
+func (s *Store) ActivateChecked(ctx context.Context, id string, c Checks, wait time.Duration, ev lock.Events) (*Health, error) {
+	if !ValidName(id) {
+		return nil, fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
+	}
+	return s.checked(ctx, shellcmd.OpActivate, id, c, wait, ev)
+}
+
+// RollbackChecked is RollbackTo with the health-checked sequence of c. A
+// rollback without id goes to previous unless it is marked bad, else to
+// the newest runtime the history names that is not.
+func (s *Store) RollbackChecked(ctx context.Context, id string, c Checks, wait time.Duration, ev lock.Events) (*Health, error) {
+	if id != "" && !ValidName(id) {
+		return nil, fmt.Errorf("%w: %q is not a runtime id", ErrNotFound, id)
+	}
+	return s.checked(ctx, shellcmd.OpRollback, id, c, wait, ev)
+}
+
+// NewSequenceID is a health-checked switch's id: <UTC time>-<6 hex>.
+func NewSequenceID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}
+
+func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Checks, wait time.Duration, ev lock.Events) (*Health, error) {
+	for _, e := range c.Exec {
+		// The host gets them a line each.
+		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, "\n\r") {
+			return nil, fmt.Errorf("check %q: a check is a command of one line", e)
+		}
+	}
+	p := s.wire().Params()
+	p.ID, p.Wait, p.Force = id, wait, c.Force
+	dial := newDialled(s, c)
+	if c.Sequenced() {
+		p.Health = shellcmd.Health{ID: NewSequenceID(), Restart: c.Restart, Exec: c.Exec, Dialled: len(dial.probes),
+			Interval: orDur(c.Interval, DefaultCheckInterval), Timeout: orDur(c.Timeout, DefaultCheckTimeout),
+			Deadline: orDur(c.Deadline, DefaultCheckDeadline), Stable: max(c.Stable, 0)}
+		// A tenth of the try's time is left for the answer to reach the
+		// host: a probe that hangs is its service's failure, not a
+		// silent client's.
+		dial.timeout = p.Health.Timeout * 9 / 10
+	}
+	h := &Health{ID: p.Health.ID}
+	ph := &h.Check
+	unhealthy, reverted, activated, prepared := false, false, false, false
+	// The dialled tries in flight, each bounded by the per-try timeout:
+	// waited for before the account is read.
+	var tries sync.WaitGroup
+	r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, c.Stop, func(v shellcmd.Verdict, send func(string)) {
+		switch v.Verb {
+		case shellcmd.VerbProbe:
+			seq, cur := v.ProbeSeq(), ph
+			tries.Add(1)
+			go func() {
+				defer tries.Done()
+				send(dial.try(ctx, seq, cur))
+			}()
+		case shellcmd.VerbActivated:
+			cur, prev := v.Activated()
+			h.Current, activated = cur, true
+			if !unhealthy {
+				h.To, h.From = cur, prev
+			}
+		case shellcmd.VerbPrepared:
+			prepared = true
+		case shellcmd.VerbRestarted:
+			if prepared { // not a settled record's
+				ph.RestartStatus, ph.RestartTook = v.Restarted()
+			}
+		case shellcmd.VerbProbed:
+			pl := v.Probe()
+			dial.add(ph, pl.Seq, Probe{Name: pl.Name, OK: pl.OK, Took: pl.Took, Detail: pl.Detail})
+		case shellcmd.VerbTry:
+			pl := v.Probe()
+			dial.set(ph, pl.Seq, pl.OK, pl.Took, pl.Detail)
+		case shellcmd.VerbHealthy:
+			hl := v.Health()
+			h.Healthy, ph.FirstOK, ph.Stable = true, hl.FirstOK, hl.Stable
+		case shellcmd.VerbUnhealthy:
+			unhealthy, h.Why = true, v.Health().Why
+			h.Revert = &Phase{}
+			ph = h.Revert
+		case shellcmd.VerbReverted:
+			hl := v.Health()
+			reverted, h.RevertVerdict = true, hl.Verdict
+			if hl.Verdict == "none" {
+				h.Revert = nil
+			}
+		}
+	})
+	tries.Wait()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range r.Verdicts {
+		switch v.Verb {
+		case shellcmd.VerbNotFound:
+			return nil, ErrNotFound
+		case shellcmd.VerbNoPrevious:
+			return nil, ErrNoPrevious
+		case shellcmd.VerbNoStore:
+			return nil, ErrNoStore
+		}
+	}
+	if err := s.err(r, "activate"); err != nil {
+		var he *HostError
+		if errors.As(err, &he) && he.Code == shellcmd.CodeBad {
+			he.Err = ErrBad
+		}
+		if unhealthy {
+			return h, fmt.Errorf("%s failed its checks (%s), and the revert did not finish: %w", h.To, h.Why, err)
+		}
+		return h, err
+	}
+	if !activated {
+		return nil, s.err(&remote.Reply{Status: r.Status, Noise: r.Noise}, "activate")
+	}
+	if unhealthy {
+		if !reverted {
+			return h, fmt.Errorf("%s failed its checks (%s); the host did not say how its revert ended: check hoist history", h.To, h.Why)
+		}
+		return h, &UnhealthyError{Health: h, Reverted: h.RevertVerdict == "healthy"}
+	}
+	if !prepared {
+		// A plain switch, or to the runtime that was current already:
+		// nothing was checked.
+		h.ID, h.Healthy = "", true
+	}
+	return h, nil
+}
+
+func orDur(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
