@@ -258,6 +258,9 @@ func TestDigestCacheUnusedWithoutChangeTime(t *testing.T) {
 			t.Fatalf("%s is not installed (make deps installs sshfs and openssh-server)", tool)
 		}
 	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		sshd.NeedMachine(t, "no /dev/fuse, so sshfs cannot mount")
+	}
 	cacheHome(t)
 	tmp := t.TempDir()
 	src, mnt := filepath.Join(tmp, "src"), filepath.Join(tmp, "mnt")

@@ -288,3 +288,26 @@ func Group(t testing.TB, name string, hosts ...*Host) int {
 	t.Fatalf("group %s missing from /etc/group after groupadd", name)
 	return -1
 }
+
+// InContainer reports whether the tests run inside a container (podman's
+// /run/.containerenv, docker's /.dockerenv), which may lack what a machine
+// always has: /dev/fuse, kernel threads in /proc, ...
+func InContainer() bool {
+	for _, f := range []string{"/run/.containerenv", "/.dockerenv"} {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedMachine ends a test whose environment lacks what it needs, saying
+// why: on a machine that is a failure (CI is one, and make test installs
+// what the tests need); in a container it is a skip, with the reason.
+func NeedMachine(t testing.TB, why string) {
+	t.Helper()
+	if InContainer() {
+		t.Skipf("%s: this is a container that lacks it (a machine runs this test)", why)
+	}
+	t.Fatal(why)
+}
