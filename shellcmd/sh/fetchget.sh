@@ -156,10 +156,13 @@ h_curlall() {
 # registry is plain (redirects too), the CA and the credential files when
 # there are, resuming what a file holds (-C -), giving up on a connection
 # after 5 s and on a transfer silent for 10 s. Sets h_gx as h_grab does.
+# HTTP/1.1 (kept alive): the blobs go one after another anyway, and some
+# curl and registry pairs (curl 7.88 with distribution 2.8's HTTP/2) end a
+# stream with a framing error, where a cut blob's bytes are not kept.
 h_curl() {
 	h_pr="=https"
 	[ -n "$hp_fplain" ] && h_pr="=http,https"
-	set -- -fsSL --fail-early -C - --connect-timeout 5 --speed-limit 1 --speed-time 10 --proto "$h_pr" --proto-redir "$h_pr" "$@"
+	set -- -fsSL --http1.1 --fail-early -C - --connect-timeout 5 --speed-limit 1 --speed-time 10 --proto "$h_pr" --proto-redir "$h_pr" "$@"
 	[ -f ./ca.pem ] && set -- --cacert ./ca.pem "$@"
 	[ -f ./auth ] && set -- -K ./auth "$@"
 	curl "$@" 2>./fetch.err
