@@ -154,7 +154,11 @@ func flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
 	if m := invalidFlag.FindStringSubmatch(msg); m != nil {
 		names := strings.Split(m[2], ", ")
-		return usageErr("%s %s: %s", names[len(names)-1], m[1], m[3])
+		name := names[len(names)-1]
+		if f := c.Flags().Lookup(strings.TrimLeft(name, "-")); f != nil && f.Value.Type() == "bool" {
+			return usageErr("%s takes true or false, not %s", name, m[1])
+		}
+		return usageErr("%s %s: %s", name, m[1], m[3])
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
 		if _, short, ok := strings.Cut(name, " in "); ok {
