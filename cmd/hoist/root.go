@@ -84,6 +84,16 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.con)
 	root.SetUsageFunc(usage)
+	showHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		// --help after a command that does not exist is the same error as
+		// without it: cobra would show the parent's help and exit 0.
+		if pos := c.Flags().Args(); c.HasSubCommands() && len(pos) > 0 && a.helpErr == nil {
+			a.helpErr = unknownCommand(c, pos[0])
+			return
+		}
+		showHelp(c, args)
+	})
 	root.SetFlagErrorFunc(flagError)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
 
