@@ -127,6 +127,10 @@ func (a *app) rootCommand() *cobra.Command {
 	help := helpCommand(root)
 	root.AddCommand(help)
 	root.SetHelpCommand(help)
+	// Defined before cobra looks the command up, so that --help push and
+	// -h lock status find their command: cobra takes a flag it does not know
+	// yet to carry a value, and would read push or status as that value.
+	initHelpFlags(root)
 	return root
 }
 
@@ -244,3 +248,11 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 }
 
 var _ pflag.Value = listValue{}
+
+// initHelpFlags defines --help and -h on c and each command under it.
+func initHelpFlags(c *cobra.Command) {
+	c.InitDefaultHelpFlag()
+	for _, sub := range c.Commands() {
+		initHelpFlags(sub)
+	}
+}
