@@ -60,6 +60,8 @@ type app struct {
 	reach *reaching // the hosts not reached yet, which an interrupt ends at once
 
 	doctorVia *registryCheck // doctor --via: the registry each host is asked to reach
+
+	helpErr error // --help asked of a command that does not exist
 }
 
 func newApp(stdout, stderr io.Writer, signals <-chan os.Signal) *app {
@@ -72,6 +74,9 @@ func (a *app) execute(args []string) int {
 	root := a.rootCommand()
 	root.SetArgs(args)
 	err := root.Execute()
+	if err == nil && a.helpErr != nil {
+		err = a.helpErr
+	}
 	var ce *codeError
 	var ue *usageError
 	switch {

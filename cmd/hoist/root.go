@@ -84,6 +84,16 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.con)
 	root.SetUsageFunc(usage)
+	showHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		// --help after a command that does not exist is the same error as
+		// without it: cobra would show the parent's help and exit 0.
+		if pos := c.Flags().Args(); c.HasSubCommands() && len(pos) > 0 && a.helpErr == nil {
+			a.helpErr = unknownCommand(c, pos[0])
+			return
+		}
+		showHelp(c, args)
+	})
 	root.SetFlagErrorFunc(flagError)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
 
@@ -117,6 +127,10 @@ func (a *app) rootCommand() *cobra.Command {
 	help := helpCommand(root)
 	root.AddCommand(help)
 	root.SetHelpCommand(help)
+	// Defined before cobra looks the command up, so that --help push and
+	// -h lock status find their command: cobra takes a flag it does not know
+	// yet to carry a value, and would read push or status as that value.
+	initHelpFlags(root)
 	return root
 }
 
@@ -154,7 +168,11 @@ func flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
 	if m := invalidFlag.FindStringSubmatch(msg); m != nil {
 		names := strings.Split(m[2], ", ")
-		return usageErr("%s %s: %s", names[len(names)-1], m[1], m[3])
+		name := names[len(names)-1]
+		if f := c.Flags().Lookup(strings.TrimLeft(name, "-")); f != nil && f.Value.Type() == "bool" {
+			return usageErr("%s takes true or false, not %s", name, m[1])
+		}
+		return usageErr("%s %s: %s", name, m[1], m[3])
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
 		if _, short, ok := strings.Cut(name, " in "); ok {
@@ -230,3 +248,11 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 }
 
 var _ pflag.Value = listValue{}
+
+// initHelpFlags defines --help and -h on c and each command under it.
+func initHelpFlags(c *cobra.Command) {
+	c.InitDefaultHelpFlag()
+	for _, sub := range c.Commands() {
+		initHelpFlags(sub)
+	}
+}
