@@ -12,6 +12,12 @@ import (
 // hosts, rounded up, at least 1; the last entry repeats), or the rest at
 // once when list is empty. The sizes add up to n.
 func batchSizes(n, canary int, list string) ([]int, error) {
+	return batchSizesOf(n, n, canary, list)
+}
+
+// batchSizesOf is batchSizes over n hosts whose percentages are of all
+// hosts given (the others were skipped).
+func batchSizesOf(n, all, canary int, list string) ([]int, error) {
 	var steps []int
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
@@ -21,7 +27,7 @@ func batchSizes(n, canary int, list string) ([]int, error) {
 			}
 			continue
 		}
-		v, err := countOrPercent(f, n)
+		v, err := countOrPercent(f, all)
 		if err != nil || v < 1 {
 			return nil, usageErr("--batch %q: %q is not a size (1 or more) or a percentage (1%% to 100%%)", list, f)
 		}
@@ -29,7 +35,7 @@ func batchSizes(n, canary int, list string) ([]int, error) {
 	}
 	if canary < 0 {
 		canary = 0
-		if n > 2 {
+		if all > 2 {
 			canary = 1
 		}
 	}
