@@ -245,6 +245,7 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 		}
 		batch := live[next : next+size]
 		next += size
+		began := time.Now()
 		a.order(batch, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: id} })
 		failed := 0
 		var names []string
@@ -256,8 +257,8 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 			}
 		}
 		limit, _ := maxFail(o.maxFail, size)
-		a.con.line(fmt.Sprintf("hoist: rollout %s: batch %d/%d (%s): %d switched, %d failed", rid, b+1, len(sizes),
-			printable(strings.Join(names, ", ")), size-failed, failed))
+		a.con.line(fmt.Sprintf("hoist: rollout %s: batch %d/%d: %d hosts (%s): %d switched, %d failed, %s", rid, b+1, len(sizes),
+			size, printable(strings.Join(names, ", ")), size-failed, failed, time.Since(began).Round(100*time.Millisecond)))
 		if failed > limit {
 			switch o.onFail {
 			case "stop":
