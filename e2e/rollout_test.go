@@ -126,8 +126,18 @@ func TestRolloutCanaryFailsStops(t *testing.T) {
 		}
 	}
 	lr := f.c.run("--json", "list")
-	if !strings.Contains(lr.stdout, `"bad"`) {
-		t.Fatalf("list shows no bad mark on the canary: %s", lr)
+	for _, l := range strings.Split(strings.TrimSpace(lr.stdout), "\n") {
+		var o output.List
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatalf("list --json: %v\n%s", err, lr)
+		}
+		bad := false
+		for _, rt := range o.Runtimes {
+			bad = bad || (rt.ID == f.id2 && rt.Bad != nil)
+		}
+		if bad != (o.Host == f.hosts[0].Target()) {
+			t.Fatalf("%s: marked bad %v; want the canary alone: %s", o.Host, bad, lr)
+		}
 	}
 	if !strings.Contains(r.stderr, "rollout ") || !strings.Contains(r.stderr, "batch 1/2") || !strings.Contains(r.stderr, "stopped") {
 		t.Fatalf("stderr says the rollout, the batch and the stop: %s", r)
@@ -140,7 +150,16 @@ func TestRolloutRevertAfterSecondBatch(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 6)
 	f.failOn(t, 4)
+	var before []int
+	for _, h := range f.hosts {
+		before = append(before, accepted(t, h))
+	}
 	rows, r := f.rollout(t, "--batch", "2", "--on-fail", "revert")
+	for i, h := range f.hosts {
+		if n := accepted(t, h) - before[i]; n != 1 {
+			t.Fatalf("host %d: %d logins for the rollout, want one connection for all of it", i, n)
+		}
+	}
 	// Batches: [0] [1 2] [3 4] [5].
 	if r.code != 3 || states(rows) != "reverted,reverted,reverted,reverted,failed,unchanged" {
 		t.Fatalf("want exit 3, every switched host reverted: %s", r)
@@ -191,5 +210,34 @@ func TestRolloutUnreachable(t *testing.T) {
 	rows, r = f.rollout(t, "--skip-unreachable")
 	if r.code != 0 || states(rows) != "switched,switched,skipped,switched,switched,switched" {
 		t.Fatalf("want the others switched, the stopped host skipped, exit 0: %s", r)
+	}
+}
+
+// TestRolloutMaxFailContinue: one failure in a batch of three does not
+// exceed --max-fail 1, so the rollout goes on; with --on-fail continue a
+// batch that exceeds it does not stop it either. Without --json: the id
+// first, then a row per host.
+func TestRolloutMaxFailContinue(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 6)
+	f.failOn(t, 1)
+	f.failOn(t, 4)
+	f.failOn(t, 5)
+	// Batches: [0] [1 2 3] [4 5].
+	r := f.c.run("rollout", f.v2, "--name", "app", "--check", `test ! -e "../../fail-$(cat VERSION)"`, "--check-deadline", "4s",
+		"--stable", "0s", "--check-interval", "200ms", "--batch", "3", "--max-fail", "1", "--on-fail", "continue")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 3 || len(lines) != 7 || !strings.HasPrefix(lines[0], "rollout ") {
+		t.Fatalf("want exit 3, the id and a row per host: %s", r)
+	}
+	want := []string{"switched", "failed", "switched", "switched", "failed", "failed"}
+	for i, w := range want {
+		fields := strings.Fields(lines[i+1])
+		if len(fields) < 2 || fields[0] != f.hosts[i].Target() || fields[1] != w {
+			t.Fatalf("row %d: %q, want %s %s:\n%s", i, lines[i+1], f.hosts[i].Target(), w, r)
+		}
+	}
+	if !strings.Contains(r.stderr, "batch 3/3") || strings.Contains(r.stderr, "stopped") {
+		t.Fatalf("every batch ran: %s", r)
 	}
 }

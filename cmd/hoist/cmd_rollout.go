@@ -402,11 +402,11 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 			a.data(jsonLine(obj))
 			continue
 		}
-		row := fmt.Sprintf("%s\t%s\t%s -> %s", h.name, h.state, from, h.to)
+		row := fmt.Sprintf("%s  %s  %s -> %s", printable(h.name), h.state, printable(from), printable(h.to))
 		if h.same != "" {
-			row += "\tthe same store as " + h.same
+			row += "  the same store as " + printable(h.same)
 		}
-		a.data(printableRows(row) + "\n")
+		a.data(row + "\n")
 		if h.err != nil {
 			a.con.line(fmt.Sprintf("hoist: %s: %s", printable(h.name), printable(explain(h.err))))
 		}
