@@ -65,8 +65,10 @@ and every host is on a runtime that passed them; 4: a host is in doubt.`,
 	f.IntVar(&o.canary, "canary", -1, "switch `N` hosts first, alone (default 1 when there are more than 2 hosts)")
 	f.StringVar(&o.batch, "batch", "", "then batches of these sizes, `LIST` such as 1,5,25% (percent of all hosts, rounded up; the last repeats; default: the rest at once)")
 	f.Var(durationValue{&o.wait}, "wait", "wait `D` between two batches")
-	f.StringVar(&o.maxFail, "max-fail", "0", "stop when the failures in a batch exceed `N` or P% of the batch")
-	f.StringVar(&o.onFail, "on-fail", "stop", "when the rollout stops: stop, revert (every host it switched goes back) or continue (`WHAT`)")
+	// The default canary is -1, which help must not show.
+	f.Lookup("canary").DefValue = "0"
+	f.StringVar(&o.maxFail, "max-fail", "0", "stop when the failures in one batch exceed `N|P%` (a count, or a percentage of the batch)")
+	f.StringVar(&o.onFail, "on-fail", "stop", "`WHAT` to do when the rollout stops: stop, revert (every host it switched goes back) or continue")
 	f.BoolVar(&o.skipUnreachable, "skip-unreachable", false, "skip a host that cannot be reached, instead of failing the rollout before any switch")
 	o.checkFlags.add(f)
 	return c
@@ -119,6 +121,9 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	case "stop", "revert", "continue":
 	default:
 		return usageErr("--on-fail %q: give stop, revert or continue", o.onFail)
+	}
+	if o.canary < -1 {
+		return usageErr("--canary %d: give 0 or more", o.canary)
 	}
 	if o.wait < 0 {
 		return usageErr("--wait: give a duration of 0 or more")
