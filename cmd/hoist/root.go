@@ -121,7 +121,7 @@ func (a *app) rootCommand() *cobra.Command {
 	f.StringVar(&a.g.registryTokenFile, "registry-token-file", "", "authenticate to the registry with the bearer token in `FILE`, instead of docker's credentials")
 
 	root.AddCommand(a.pushCommand(), a.publishCommand(), a.listCommand(), a.historyCommand(),
-		a.activateCommand(), a.rollbackCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),
+		a.activateCommand(), a.rollbackCommand(), a.rolloutCommand(), a.pinCommand("pin"), a.pinCommand("unpin"),
 		a.gcCommand(), a.runCommand(), a.runsCommand(), a.logsCommand(), a.lockCommand(), a.doctorCommand(), a.muxCommand(), a.versionCommand(),
 		a.completionCommand(root))
 	help := helpCommand(root)

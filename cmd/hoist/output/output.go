@@ -378,3 +378,17 @@ type Summary struct {
 	Warn int `json:"warn"`
 	Fail int `json:"fail"`
 }
+
+// Rollout is one host of hoist rollout.
+type Rollout struct {
+	Result
+	Rollout string `json:"rollout"`
+	// State: switched, reverted, unchanged, skipped, failed or in-doubt.
+	State string `json:"state"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	// Batch is the batch the host was switched in, from 1; 0: none.
+	Batch  int     `json:"batch"`
+	Health *Health `json:"health,omitempty"`
+	Revert *Health `json:"revert,omitempty"`
+}

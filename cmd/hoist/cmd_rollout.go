@@ -1,0 +1,429 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/store"
+	"github.com/hoistdev/hoist/transport"
+)
+
+type rolloutOptions struct {
+	name            string
+	canary          int
+	batch           string
+	wait            time.Duration
+	maxFail         string
+	onFail          string
+	skipUnreachable bool
+	checkFlags
+}
+
+func (a *app) rolloutCommand() *cobra.Command {
+	o := rolloutOptions{canary: -1, maxFail: "0", onFail: "stop", checkFlags: newCheckFlags()}
+	c := &cobra.Command{
+		Use:   "rollout ARTIFACT",
+		Short: "push a runtime to every host, then switch them batch by batch, health-checked",
+		Long: `rollout installs ARTIFACT on every host first, in parallel, and fails before
+any host is switched if one cannot take it (with --skip-unreachable a host
+that cannot be reached is skipped instead, and counted apart). It then
+switches the hosts in the order given, a batch at a time: --canary hosts
+first (default 1 when there are more than 2 hosts), then batches of the
+sizes of --batch (1,5,25%: a percentage is of all hosts, rounded up; the
+last size repeats; default: the rest at once), --wait apart. Each host's
+switch is activate's health-checked sequence, with the same flags.
+
+The rollout stops when the failures in one batch EXCEED --max-fail (a count,
+or a percentage of the batch; default 0: one failure stops it). Then
+--on-fail says what happens: stop (no other batch starts; hosts already
+switched stay switched), revert (every host this rollout switched goes
+back to what it had, health-checked the same way) or continue (the next
+batch starts anyway). A host that fails its checks goes back by itself.
+
+The rollout's id is printed first, a line per batch as it goes, and at the
+end a row per host: switched, reverted, unchanged, skipped, failed (back on
+its previous runtime) or in-doubt. Each host is reached over one
+connection for the whole rollout. Exit status 0: every host reached is
+switched and healthy; 3: the rollout stopped or reverted on failed checks
+and every host is on a runtime that passed them; 4: a host is in doubt.`,
+		Example: `  hoist --hosts-file fleet rollout ./build.tgz --check 'bin/healthy'
+  hoist -H web1,web2,web3,web4 rollout app.tgz --batch 1,25% --wait 30s --restart 'bin/restart' --check-http http://127.0.0.1:8080/up --on-fail revert`,
+		Args: exactArgs(1, "ARTIFACT (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip)"),
+		RunE: func(_ *cobra.Command, args []string) error { return a.rollout(args[0], o) },
+	}
+	f := c.Flags()
+	f.StringVarP(&o.name, "name", "n", "", "runtime `NAME` (default: the artifact's file name without its extension)")
+	f.IntVar(&o.canary, "canary", -1, "switch `N` hosts first, alone (default 1 when there are more than 2 hosts)")
+	f.StringVar(&o.batch, "batch", "", "then batches of these sizes, `LIST` such as 1,5,25% (percent of all hosts, rounded up; the last repeats; default: the rest at once)")
+	f.Var(durationValue{&o.wait}, "wait", "wait `D` between two batches")
+	// The default canary is -1, which help must not show.
+	f.Lookup("canary").DefValue = "0"
+	f.StringVar(&o.maxFail, "max-fail", "0", "stop when the failures in one batch exceed `N|P%` (a count, or a percentage of the batch)")
+	f.StringVar(&o.onFail, "on-fail", "stop", "`WHAT` to do when the rollout stops: stop, revert (every host it switched goes back) or continue")
+	f.BoolVar(&o.skipUnreachable, "skip-unreachable", false, "skip a host that cannot be reached, instead of failing the rollout before any switch")
+	o.checkFlags.add(f)
+	return c
+}
+
+// The states of a host in a rollout.
+const (
+	rsSwitched  = "switched"
+	rsReverted  = "reverted"
+	rsUnchanged = "unchanged"
+	rsSkipped   = "skipped"
+	rsFailed    = "failed"
+	rsInDoubt   = "in-doubt"
+)
+
+// rolloutHost is one host of a rollout: its goroutine holds its
+// connection from staging to the end and does what the coordinator asks.
+type rolloutHost struct {
+	target string
+	name   string
+	staged chan error // once: nil when the runtime is in place
+	orders chan rolloutOrder
+	// Set before staged is sent, and by the coordinator after.
+	from, to    string
+	unreachable bool
+	same        string
+	state       string
+	batch       int
+	err         error
+	health      *store.Health
+	revert      *store.Health
+}
+
+// rolloutOrder asks a host to switch to id (revert: back to id).
+type rolloutOrder struct {
+	id     string
+	revert bool
+	done   chan struct{}
+}
+
+func (a *app) rollout(source string, o rolloutOptions) error {
+	checks, err := o.checks()
+	if err != nil {
+		return err
+	}
+	if o.name != "" && !store.ValidName(o.name) {
+		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
+	}
+	switch o.onFail {
+	case "stop", "revert", "continue":
+	default:
+		return usageErr("--on-fail %q: give stop, revert or continue", o.onFail)
+	}
+	if o.canary < -1 {
+		return usageErr("--canary %d: give 0 or more", o.canary)
+	}
+	if o.wait < 0 {
+		return usageErr("--wait: give a duration of 0 or more")
+	}
+	targets, repeated, err := a.targetsOnce()
+	if err != nil {
+		return err
+	}
+	if _, err := batchSizes(len(targets), o.canary, o.batch); err != nil {
+		return err
+	}
+	if _, err := maxFail(o.maxFail, 1); err != nil {
+		return err
+	}
+	for _, t := range repeated {
+		a.say(transport.RedactTarget(t), "given more than once (-H, --hosts-file): worked on once")
+	}
+	root, err := a.storeRoot()
+	if err != nil {
+		return err
+	}
+	if _, err := a.sshConfig("x"); err != nil {
+		return err
+	}
+	art, err := a.openArtifact("rollout", source, store.OpenOptions{Name: o.name, MaxSize: store.DefaultMaxSize}, "no host was changed")
+	if err != nil {
+		return err
+	}
+	defer art.Close()
+	id := art.ID()
+	rid := store.NewSequenceID()
+	if !a.g.json {
+		a.data(fmt.Sprintf("rollout %s: %s to %d hosts\n", rid, id, len(targets)))
+	} else {
+		a.con.line(fmt.Sprintf("hoist: rollout %s: %s to %d hosts", rid, id, len(targets)))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	a.interrupted(ctx, func(os.Signal) {
+		a.reach.interrupt()
+		close(stop)
+		time.AfterFunc(stopGrace, cancel)
+	}, func(os.Signal) { cancel() })
+	checks.Stop = stop
+
+	a.multi = len(targets) > 1
+	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
+	hosts := make([]*rolloutHost, len(targets))
+	sem := make(chan struct{}, a.g.parallel) // staging, --parallel at a time
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		h := &rolloutHost{target: t, name: transport.RedactTarget(t), staged: make(chan error, 1), orders: make(chan rolloutOrder)}
+		hosts[i] = h
+		wg.Go(func() {
+			ctx, end := a.reach.add(ctx, t)
+			defer end()
+			called := false
+			r := a.onHost(ctx, t, root, places, func(ctx context.Context, l *lock.Lock) result {
+				called = true
+				h.name = l.Transport().Target()
+				return a.rolloutOn(ctx, h, store.New(l), art, checks, sem, stop)
+			})
+			if !called {
+				h.unreachable, h.same = r.same == "", r.same
+				h.staged <- r.err
+			}
+		})
+	}
+	defer wg.Wait()
+	defer func() {
+		for _, h := range hosts {
+			close(h.orders)
+		}
+	}()
+
+	// Stage everywhere first.
+	var live []*rolloutHost
+	failedStage := false
+	for _, h := range hosts {
+		err := <-h.staged
+		h.to, h.err = id, err
+		switch {
+		case h.same != "":
+			h.state = rsUnchanged
+		case err != nil && h.unreachable && o.skipUnreachable:
+			h.state = rsSkipped
+		case err != nil:
+			h.state, failedStage = rsFailed, true
+		case h.from == id:
+			h.state = rsUnchanged
+		default:
+			h.state = rsUnchanged
+			live = append(live, h)
+		}
+	}
+	if failedStage {
+		for _, h := range hosts {
+			if h.state == rsFailed {
+				a.con.line(fmt.Sprintf("hoist: %s: %s", printable(h.name), printable(explain(h.err))))
+			}
+		}
+		a.con.line(fmt.Sprintf("hoist: rollout %s: the runtime could not be staged on every host: no host was switched", rid))
+		return a.rolloutEnd(rid, hosts)
+	}
+
+	// Percentages, and the default canary, are of all hosts given.
+	sizes, _ := batchSizesOf(len(live), len(targets), o.canary, o.batch)
+	stopped := false
+	next := 0
+	for b, size := range sizes {
+		if stopped {
+			break
+		}
+		if b > 0 && o.wait > 0 {
+			select {
+			case <-time.After(o.wait):
+			case <-stop:
+			}
+		}
+		if a.caught() != nil {
+			break
+		}
+		batch := live[next : next+size]
+		next += size
+		began := time.Now()
+		a.order(batch, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: id} })
+		failed := 0
+		var names []string
+		for _, h := range batch {
+			h.batch = b + 1
+			names = append(names, h.name)
+			if h.state != rsSwitched {
+				failed++
+			}
+		}
+		limit, _ := maxFail(o.maxFail, size)
+		a.con.line(fmt.Sprintf("hoist: rollout %s: batch %d/%d: %d hosts (%s): %d switched, %d failed, %s", rid, b+1, len(sizes),
+			size, printable(strings.Join(names, ", ")), size-failed, failed, time.Since(began).Round(100*time.Millisecond)))
+		if failed > limit {
+			switch o.onFail {
+			case "stop":
+				stopped = true
+				a.con.line(fmt.Sprintf("hoist: rollout %s: %d failed in batch %d, more than --max-fail %s: stopped; no other host is switched", rid, failed, b+1, o.maxFail))
+			case "revert":
+				stopped = true
+				a.con.line(fmt.Sprintf("hoist: rollout %s: %d failed in batch %d, more than --max-fail %s: every host switched goes back", rid, failed, b+1, o.maxFail))
+				var back []*rolloutHost
+				for _, h := range live {
+					if h.state == rsSwitched {
+						back = append(back, h)
+					}
+				}
+				a.order(back, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: h.from, revert: true} })
+			}
+		}
+	}
+	return a.rolloutEnd(rid, hosts)
+}
+
+// order gives each host of hs its order, all at once, and waits for them.
+func (a *app) order(hs []*rolloutHost, of func(*rolloutHost) rolloutOrder) {
+	var dones []chan struct{}
+	for _, h := range hs {
+		o := of(h)
+		o.done = make(chan struct{})
+		h.orders <- o
+		dones = append(dones, o.done)
+	}
+	for _, d := range dones {
+		<-d
+	}
+}
+
+// rolloutOn is one host's part: stage, report, then do the orders.
+func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, checks store.Checks, sem chan struct{}, stop <-chan struct{}) result {
+	err := func() error {
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if _, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop}); err != nil {
+			return err
+		}
+		rts, err := s.List(ctx)
+		if err != nil {
+			return err
+		}
+		for _, rt := range rts {
+			if rt.Current {
+				h.from = rt.ID
+			}
+		}
+		return nil
+	}()
+	h.staged <- err
+	if err != nil {
+		return result{outcome: outcome{err: err}}
+	}
+	ev := a.waitEvents(h.name, defaultWait)
+	for o := range h.orders {
+		if o.revert {
+			if o.id == "" {
+				h.state, h.err = rsInDoubt, fmt.Errorf("there was no runtime before %s to go back to: current stays %s", h.to, h.to)
+			} else {
+				hl, err := s.RollbackChecked(ctx, o.id, checks, defaultWait, ev)
+				h.revert = hl
+				if err != nil {
+					h.state, h.err = rsInDoubt, fmt.Errorf("going back to %s: %w", o.id, err)
+				} else {
+					h.state = rsReverted
+				}
+			}
+		} else {
+			hl, err := s.ActivateChecked(ctx, o.id, checks, defaultWait, ev)
+			h.health, h.err = hl, err
+			var ue *store.UnhealthyError
+			switch {
+			case err == nil:
+				h.state = rsSwitched
+			case errors.As(err, &ue) && ue.Reverted:
+				h.state = rsFailed
+			case errors.As(err, &ue), errors.Is(err, transport.ErrUnknownOutcome):
+				h.state = rsInDoubt
+			default:
+				h.state = rsFailed
+			}
+		}
+		close(o.done)
+	}
+	return result{}
+}
+
+// rolloutEnd prints a row per host and returns the exit status.
+func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
+	code := exitOK
+	// Worst first: 4 in doubt, 79 unknown, 1 failure, 75 busy, 3 stopped
+	// on failed checks.
+	rank := map[int]int{exitOK: 0, 3: 1, exitBusy: 2, exitFailure: 3, exitUnknown: 4, 4: 5}
+	worse := func(c int) {
+		if _, ok := rank[c]; !ok {
+			c = exitFailure
+		}
+		if rank[c] > rank[code] {
+			code = c
+		}
+	}
+	stoppedShort := false
+	for _, h := range hosts {
+		c := exitOK
+		switch h.state {
+		case rsInDoubt:
+			c = 4
+			if errors.Is(h.err, transport.ErrUnknownOutcome) {
+				c = exitUnknown
+			}
+		case rsFailed:
+			c = errorCode(h.err)
+		case rsReverted:
+			c = 3
+		case rsUnchanged:
+			if h.same == "" && h.from != h.to {
+				stoppedShort = true
+			}
+		}
+		worse(c)
+		from := h.from
+		if from == "" {
+			from = "nothing"
+		}
+		if a.g.json {
+			obj := &output.Rollout{Rollout: rid, State: h.state, From: h.from, To: h.to, Batch: h.batch,
+				Health: healthJSON(h.health), Revert: healthJSON(h.revert)}
+			obj.Host, obj.OK, obj.Exit, obj.SameStoreAs = h.name, c == exitOK, c, h.same
+			if h.err != nil {
+				obj.Error = h.err.Error()
+			}
+			a.data(jsonLine(obj))
+			continue
+		}
+		row := fmt.Sprintf("%s  %s  %s -> %s", printable(h.name), h.state, printable(from), printable(h.to))
+		if h.same != "" {
+			row += "  the same store as " + printable(h.same)
+		}
+		a.data(row + "\n")
+		if h.err != nil {
+			a.con.line(fmt.Sprintf("hoist: %s: %s", printable(h.name), printable(explain(h.err))))
+		}
+	}
+	if code == exitOK && stoppedShort {
+		code = 3 // stopped before every host was switched, none in doubt
+	}
+	if s := a.caught(); s != nil {
+		code = signalExit(s)
+	}
+	if code == exitOK {
+		return nil
+	}
+	return &codeError{code: code}
+}
