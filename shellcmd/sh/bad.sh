@@ -20,8 +20,13 @@ h_isbad() {
 # h_markbad ID WHY: the mark, written whole (a reader sees all of it).
 h_markbad() {
 	h_mkshared "$h_store/.bad" || return 0
-	printf 'when=%s\nrollout=%s\nwhy=%s\n' "$(date +%s)" "$hp_hid" "$(h_oneline "$2")" >"$h_store/.bad/.$1.t" 2>/dev/null &&
-		mv -f "$h_store/.bad/.$1.t" "$h_store/.bad/$1"
+	# set -C: the temporary file is made, never opened through what a
+	# member of a team store planted at its name (a link to a file of ours).
+	(
+		set -C
+		printf 'when=%s\nrollout=%s\nwhy=%s\n' "$(date +%s)" "$hp_hid" "$(h_oneline "$2")" >"$h_store/.bad/.$1.$hp_hid.t"
+	) 2>/dev/null &&
+		mv -f "$h_store/.bad/.$1.$hp_hid.t" "$h_store/.bad/$1"
 }
 
 # h_badok ID: a runtime marked bad is tried only with hp_force; else

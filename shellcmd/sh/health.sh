@@ -198,6 +198,13 @@ h_journaled() {
 	return 1
 }
 
+# h_ownrecord DIR: DIR is this login's and only it may write there, as
+# h_health makes a record (mkdir -m 700): only such a record's restart runs
+# as this login; another login's (a team store's) is left to that login.
+h_ownrecord() {
+	[ -n "$(find "$1" -prune -type d -user "$h_uid" ! -perm -020 ! -perm -002 2>/dev/null)" ]
+}
+
 # h_settle: the local rule for one host (docs/rollout.md): a record left
 # unfinished (its host command died) was never found healthy, so current
 # goes back to its from if it still names its to, and the record's restart
@@ -208,6 +215,7 @@ h_settle() {
 	for h_jd in "$h_store"/.rollouts/*/plan; do
 		set -f
 		h_unfinished "${h_jd%/plan}" || continue
+		h_ownrecord "${h_jd%/plan}" || continue
 		h_jf= h_jt= h_jdl=30000 h_pl=$(cat "$h_jd" 2>/dev/null)
 		for h_w in $h_pl; do
 			case $h_w in
@@ -247,7 +255,7 @@ h_health() {
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	h_rec=$h_store/.rollouts/$hp_hid
 	h_fence || return 1
-	if ! { h_mkshared "$h_store/.rollouts" && mkdir "$h_store/.rollouts/.new-$hp_hid" &&
+	if ! { h_mkshared "$h_store/.rollouts" && mkdir -m 700 "$h_store/.rollouts/.new-$hp_hid" &&
 		printf 'hoist-rollout/1 id=%s mode=single from=%s to=%s token=%s lease=%s since=%s deadline=%s\n' \
 			"$hp_hid" "${h_from:--}" "$1" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" >"$h_store/.rollouts/.new-$hp_hid/plan" &&
 		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_store/.rollouts/.new-$hp_hid/restart"; } &&
