@@ -78,7 +78,9 @@ h_grab() {
 	case $h_ft in
 	wget)
 		set -- wget -q --tries=1 --connect-timeout=5 --read-timeout=10 -O "$2"
-		[ -f ./auth ] && set -- "$@" --config=./auth
+		# GNU wget sends its headers on to a redirect's host: with a
+		# credential it follows none, and a redirected blob is sent over SSH.
+		[ -f ./auth ] && set -- "$@" --config=./auth --max-redirect=0
 		[ -f ./ca.pem ] && set -- "$@" --ca-certificate=./ca.pem
 		[ -n "$h_c" ] && set -- "$@" -c
 		"$@" "$h_u" 2>./fetch.err
