@@ -128,7 +128,7 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	if o.wait < 0 {
 		return usageErr("--wait: give a duration of 0 or more")
 	}
-	targets, repeated, err := a.targetsOnce()
+	targets, root, err := a.fleetTargets()
 	if err != nil {
 		return err
 	}
@@ -136,16 +136,6 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 		return err
 	}
 	if _, err := maxFail(o.maxFail, 1); err != nil {
-		return err
-	}
-	for _, t := range repeated {
-		a.say(transport.RedactTarget(t), "given more than once (-H, --hosts-file): worked on once")
-	}
-	root, err := a.storeRoot()
-	if err != nil {
-		return err
-	}
-	if _, err := a.sshConfig("x"); err != nil {
 		return err
 	}
 	art, err := a.openArtifact("rollout", source, store.OpenOptions{Name: o.name, MaxSize: store.DefaultMaxSize}, "no host was changed")

@@ -46,20 +46,31 @@ func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lo
 	})
 }
 
-// eachTarget is fleet for a command that reaches each target itself.
-func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root lock.Root) result) error {
+// fleetTargets is what every fleet command starts from: the targets, each
+// once (a line for each given more than once), the store's root, and the
+// ssh options checked before any host is reached.
+func (a *app) fleetTargets() ([]string, lock.Root, error) {
 	targets, repeated, err := a.targetsOnce()
 	if err != nil {
-		return err
+		return nil, lock.Root{}, err
 	}
 	for _, t := range repeated {
 		a.say(transport.RedactTarget(t), "given more than once (-H, --hosts-file): worked on once")
 	}
 	root, err := a.storeRoot()
 	if err != nil {
-		return err
+		return nil, lock.Root{}, err
 	}
 	if _, err := a.sshConfig("x"); err != nil {
+		return nil, lock.Root{}, err
+	}
+	return targets, root, nil
+}
+
+// eachTarget is fleet for a command that reaches each target itself.
+func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root lock.Root) result) error {
+	targets, root, err := a.fleetTargets()
+	if err != nil {
 		return err
 	}
 	a.multi = len(targets) > 1
