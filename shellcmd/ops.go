@@ -100,7 +100,7 @@ var (
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{VerbKeep, VerbDelete, VerbSweep, VerbNoProc}),
 		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
 	// OpRStatus is read-only and takes no lock: the records of a rollout
-	// (sh/rstatus.sh).
+	// (sh/records.sh).
 	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
 	// OpRoot is read-only: where the store's root is on the host.
 	OpRoot = &Op{Name: "root", Ends: []Verb{VerbRoot, VerbError}, Codes: setupCodes}

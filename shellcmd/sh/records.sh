@@ -1,9 +1,9 @@
-# hoist rollout status (docs/rollout.md, "As built for a fleet"): the
-# records of one rollout on this host, read-only and without the lock, each
-# part as it is, never through a link: a record directory that is not a
+# A rollout's records on a host (runtimes/.rollouts/<id>, docs/rollout.md):
+# hoist rollout status reads them, read-only and without the lock, each part
+# as it is, never through a link: a record directory that is not a
 # directory, or a part that is not what hoist makes there (a file where a
 # file belongs, a symlink with one of its values where a link does), is
-# said as JOURNAL and not read further.
+# said as JOURNAL and not read further. gc sweeps the finished ones.
 
 # h_isrid NAME: NAME is shaped like a rollout's id (<UTC time>-<6 hex>).
 h_isrid() {
@@ -97,4 +97,68 @@ h_op_rstatus() {
 	fi
 	h_cur=$(h_pointer current)
 	h_say RSTATUS "${h_rid:--}" "${h_cur:--}"
+}
+
+# h_ishoistrec DIR: DIR is a finished record as hoist makes it, this login's
+# (h_ownrecord): a real directory holding nothing but a record's parts,
+# each of its kind (files, and links with one of their values), with a done
+# link. Anything else in it, and a record someone else owns, is not gc's.
+h_ishoistrec() {
+	h_isrec "$1" && h_ownrecord "$1" && [ -L "$1/done" ] || return 1
+	h_ok=0
+	set +f
+	for h_sf in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		[ -e "$h_sf" ] || [ -L "$h_sf" ] || continue
+		h_p=${h_sf##*/}
+		if [ -L "$h_sf" ]; then
+			case $h_p:$(readlink "$h_sf" 2>/dev/null) in
+			vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort | done:to | done:from | done:overridden) ;;
+			*) h_ok=1 ;;
+			esac
+		else
+			case $h_p in
+			plan | restart | switched | log | closed) [ -f "$h_sf" ] || h_ok=1 ;;
+			*) h_ok=1 ;;
+			esac
+		fi
+	done
+	set -f
+	return "$h_ok"
+}
+
+# h_gc_records: sweeps finished records (done) nothing has written to for
+# hp_keepruns, as run records are, then the links of a record that is gone
+# (<root>/.rollout-<id>.next, .next.fenced, .back: symlinks, this login's)
+# and a record being prepared (.rollouts/.new-<id>) after the stale period.
+# An unfinished record is never swept; nothing is followed: only what
+# h_ishoistrec and h_ownrecord show hoist made, as this login, is removed.
+h_gc_records() {
+	[ -d "$h_store/.rollouts" ] && [ ! -L "$h_store/.rollouts" ] || return 0
+	h_kmin=$(((hp_keepruns + 59) / 60)) h_smin=$(((hp_stale + 59) / 60))
+	set +f
+	for h_d in "$h_store"/.rollouts/* "$h_store"/.rollouts/.new-* "$h_root"/.rollout-*; do
+		set -f
+		h_n=${h_d##*/}
+		case $h_n in
+		.new-*)
+			h_isrid "${h_n#.new-}" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && h_ownrecord "$h_d" && h_idle "$h_d" "$h_smin"
+			;;
+		.rollout-*)
+			h_i=${h_n#.rollout-}
+			h_i=${h_i%.next.fenced}
+			h_i=${h_i%.next}
+			h_i=${h_i%.back}
+			h_isrid "$h_i" && [ -L "$h_d" ] && [ ! -e "$h_store/.rollouts/$h_i" ] && [ ! -L "$h_store/.rollouts/$h_i" ] &&
+				[ -n "$(find "$h_d" -prune -user "$h_uid" -mmin "+$h_smin" 2>/dev/null)" ]
+			;;
+		*) h_isrid "$h_n" && h_ishoistrec "$h_d" && h_idle "$h_d" "$h_kmin" ;;
+		esac || continue
+		h_rel=${h_d#"$h_root"/}
+		if [ -n "$hp_dry" ]; then
+			h_say SWEEP "$h_rel" plan
+		elif h_owned; then
+			h_rmtree "$h_d" && h_say SWEEP "$h_rel" 'done'
+		fi
+	done
+	set -f
 }
