@@ -130,6 +130,12 @@ func TestRolloutStatusJournal(t *testing.T) {
 	if st[2].State != "no-record" || len(st[2].Records) != 0 || st[2].Current != f.id2 {
 		t.Fatalf("host 2: %+v, want no-record", st[2])
 	}
+	// Without ID: the latest rollout any host recorded (host 1's: host
+	// 0's record is not one, host 2 has none), read on every host.
+	st = f.status(t)
+	if st[0].Rollout != rid || st[0].State != "journal" || st[2].Rollout != rid || st[2].State != "no-record" {
+		t.Fatalf("without ID: %+v, want rollout %s read on every host", st, rid)
+	}
 }
 
 // TestRolloutRef: a REF (an id the hosts have) is found on each host; a

@@ -89,8 +89,14 @@ func (a *app) latestRollout() (string, error) {
 	var wg sync.WaitGroup
 	for _, t := range targets {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+			ctx, end := a.reach.add(ctx, t)
+			defer end()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				return
+			}
 			a.onHost(ctx, t, root, places, func(ctx context.Context, l *lock.Lock) result {
 				st, err := store.New(l).RolloutStatus(ctx, "")
 				if err == nil {
