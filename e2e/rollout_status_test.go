@@ -101,6 +101,18 @@ func TestRolloutStatusRevertOrder(t *testing.T) {
 	if tr.code != 0 || strings.Count(tr.stdout, "  reverted  rollout "+rid) != 3 || strings.Count(tr.stdout, "revert-of "+rid) != 2 {
 		t.Fatalf("rollout status %s: %s", rid, tr)
 	}
+	// gc sweeps host 0's finished records once nothing was written in
+	// them for --keep-runs (a week), and leaves host 1's, fresh.
+	rs := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts"
+	hostSh(t, f.hosts[0], "touch -h -d '10 days ago' "+rs+"/*/* "+rs+"/*")
+	gr := f.c.run("gc")
+	if gr.code != 0 || strings.Count(gr.stdout, "runtimes/.rollouts/") != 2 {
+		t.Fatalf("gc: want host 0's two records swept: %s", gr)
+	}
+	st = f.status(t, rid)
+	if st[0].State != "no-record" || st[1].State != "reverted" || len(st[1].Records) != 2 {
+		t.Fatalf("after gc: %+v", st)
+	}
 }
 
 // TestRolloutStatusJournal: a record directory that is a symlink, and a
