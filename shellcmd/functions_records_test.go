@@ -53,6 +53,12 @@ func TestShGCSweepsFinishedRecords(t *testing.T) {
 		os.Symlink("runtimes/a-2", filepath.Join(root, ".rollout-"+old+"000001.next"))
 		os.Symlink("runtimes/a-1", filepath.Join(root, ".rollout-"+old+"000003.back"))
 		fnWrite(t, filepath.Join(root, ".rollout-"+old+"000009.next"), "")
+		// Another login's link, and a .new- that is a link or theirs.
+		os.Symlink("runtimes/a-2", filepath.Join(root, ".rollout-"+old+"00000b.next"))
+		os.Lchown(filepath.Join(root, ".rollout-"+old+"00000b.next"), 65534, 65534)
+		os.Symlink(victim, filepath.Join(rs, ".new-"+old+"00000c"))
+		fnMkdir(t, filepath.Join(rs, ".new-"+old+"00000d"))
+		os.Chown(filepath.Join(rs, ".new-"+old+"00000d"), 65534, 65534)
 		// Everything but the fresh ones ten days old.
 		for _, p := range []string{rs + "/" + old + "*", rs + "/" + old + "*/*", rs + "/.new-" + old + "*", root + "/.rollout-*", victim, victim + "/*"} {
 			paths, _ := filepath.Glob(p)
@@ -76,7 +82,8 @@ func TestShGCSweepsFinishedRecords(t *testing.T) {
 		}
 		for _, p := range []string{rs + "/20261201T000000Z-000002/done", rs + "/" + old + "000003/plan", rs + "/" + old + "000004/plan",
 			rs + "/" + old + "000005/extra", rs + "/" + old + "000006", rs + "/" + old + "00000a/done", rs + "/.new-20261201T000000Z-000008",
-			root + "/.rollout-" + old + "000003.back", root + "/.rollout-" + old + "000009.next", victim + "/plan", victim + "/done"} {
+			root + "/.rollout-" + old + "000003.back", root + "/.rollout-" + old + "000009.next", root + "/.rollout-" + old + "00000b.next",
+			rs + "/.new-" + old + "00000c", rs + "/.new-" + old + "00000d", victim + "/plan", victim + "/done"} {
 			if _, err := os.Lstat(p); err != nil {
 				t.Errorf("%s: %s was removed", sh[0], p)
 			}
