@@ -141,3 +141,42 @@ func TestShSettleLeavesOthersRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestShStatusSaysEachPart: h_rrecord says a record's parts, the known
+// ones in their order and any other after them, and stops at the first
+// part that is not what hoist makes (a link out of the record, a known
+// link with a value it never has, a directory), following nothing.
+func TestShStatusSaysEachPart(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, _, _ := fnPaths(root)
+		mk := func(id string, parts ...string) {
+			d := filepath.Join(store, ".rollouts", id)
+			fnWrite(t, filepath.Join(d, "plan"), "hoist-rollout/1 id="+id+" mode=atomic\n")
+			for _, p := range parts {
+				if name, val, ok := strings.Cut(p, "->"); ok {
+					os.Symlink(val, filepath.Join(d, name))
+				} else if name, ok := strings.CutSuffix(p, "/"); ok {
+					fnMkdir(t, filepath.Join(d, name))
+				} else {
+					fnWrite(t, filepath.Join(d, p), "")
+				}
+			}
+		}
+		mk("good", "zeta", "done->to", "hold->beat", "vote->ready", "switched")
+		mk("out", "vote->ready", "hold->/etc")
+		mk("value", "decision->maybe")
+		mk("dir", "switched", "closed/")
+		want := map[string][]string{
+			"good":  {"RECORD good hoist-rollout/1 id=good mode=atomic", "RPART good switched file", "RPART good vote ready", "RPART good done to", "RPART good hold beat", "RPART good zeta file"},
+			"out":   {"RECORD out hoist-rollout/1 id=out mode=atomic", "RPART out vote ready", "JOURNAL out runtimes/.rollouts/out/hold"},
+			"value": {"RECORD value hoist-rollout/1 id=value mode=atomic", "JOURNAL value runtimes/.rollouts/value/decision"},
+			"dir":   {"RECORD dir hoist-rollout/1 id=dir mode=atomic", "RPART dir switched file", "JOURNAL dir runtimes/.rollouts/dir/closed"},
+		}
+		for id, w := range want {
+			r := fnRun{fns: []string{"h_rrecord"}, call: "h_rrecord \"$h_store/.rollouts/" + id + "\""}.do(t, sh, root)
+			if strings.Join(r.said, "\n") != strings.Join(w, "\n") {
+				t.Errorf("%s: %s: said\n%s\nwant\n%s", sh[0], id, strings.Join(r.said, "\n"), strings.Join(w, "\n"))
+			}
+		}
+	})
+}

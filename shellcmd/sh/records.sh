@@ -39,8 +39,9 @@ h_rlatest() {
 }
 
 # h_rrecord DIR: says the record DIR: RECORD with its plan, then RPART for
-# each part there (a file: "file"; a link: its value), or JOURNAL for the
-# first thing that is not what hoist makes.
+# each part there (a file: "file"; a link: its value), the known parts in
+# their order, then any other (a name and a link's value of [a-z0-9._-]
+# only), or JOURNAL for the first thing that is not what hoist makes.
 h_rrecord() {
 	h_n=${1##*/}
 	if ! h_isrec "$1"; then
@@ -48,28 +49,31 @@ h_rrecord() {
 		return
 	fi
 	h_say RECORD "$h_n" "$(h_oneline "$(head -n 1 "$1/plan")")"
+	h_parts=
 	for h_p in restart switched vote decision outcome 'done' log closed; do
-		h_f=$1/$h_p
-		if [ -L "$h_f" ]; then
-			h_v=$(readlink "$h_f" 2>/dev/null)
-			case $h_p:$h_v in
-			vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort | done:to | done:from | done:overridden) ;;
-			*)
-				h_say JOURNAL "$h_n" "$(h_oneline "$hp_storedir/.rollouts/$h_n/$h_p")"
-				return
-				;;
-			esac
-			h_say RPART "$h_n" "$h_p" "$h_v"
-		elif [ -e "$h_f" ]; then
-			case $h_p in
-			restart | switched | log | closed) [ -f "$h_f" ] ;;
-			*) false ;;
-			esac || {
-				h_say JOURNAL "$h_n" "$(h_oneline "$hp_storedir/.rollouts/$h_n/$h_p")"
-				return
-			}
-			h_say RPART "$h_n" "$h_p" file
-		fi
+		{ [ -e "$1/$h_p" ] || [ -L "$1/$h_p" ]; } && h_parts="$h_parts $h_p"
+	done
+	set +f
+	for h_f in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		{ [ -e "$h_f" ] || [ -L "$h_f" ]; } || continue
+		case " plan$h_parts " in *" ${h_f##*/} "*) ;; *) h_parts="$h_parts ${h_f##*/}" ;; esac
+	done
+	set -f
+	for h_p in $h_parts; do
+		h_f=$1/$h_p h_v=file
+		[ ! -L "$h_f" ] || h_v=$(readlink "$h_f" 2>/dev/null)
+		case $h_p:$h_v in
+		vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort) ;;
+		done:to | done:from | done:overridden) ;;
+		restart:file | switched:file | log:file | closed:file) [ -f "$h_f" ] ;;
+		vote:* | decision:* | outcome:* | done:* | restart:* | switched:* | log:* | closed:*) false ;;
+		*[!a-z0-9._:-]* | :* | *:) false ;;
+		*:file) [ -f "$h_f" ] ;;
+		esac || {
+			h_say JOURNAL "$h_n" "$(h_oneline "$hp_storedir/.rollouts/$h_n/$h_p")"
+			return
+		}
+		h_say RPART "$h_n" "$h_p" "$h_v"
 	done
 }
 
