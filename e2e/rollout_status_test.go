@@ -163,8 +163,9 @@ func TestRolloutRef(t *testing.T) {
 	}
 	check := []string{"--check", "true", "--stable", "0s", "--check-interval", "200ms", "--canary", "0"}
 	r := f.c.run(append([]string{"rollout", p.ID}, check...)...)
-	want := "hoist: " + f.hosts[2].Target() + ": rollout "
-	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "is not on this host: push it there first") {
+	want := "hoist: " + f.hosts[2].Target() + ": \"" + p.ID + "\" is not on this host: push it there first"
+	others := strings.Contains(r.stderr, f.hosts[0].Target()+": \"") || strings.Contains(r.stderr, f.hosts[1].Target()+": \"")
+	if r.code != 1 || !strings.Contains(r.stderr, want) || others {
 		t.Fatalf("want exit 1, host 2 named as not having %s: %s", p.ID, r)
 	}
 	for i := range f.hosts {

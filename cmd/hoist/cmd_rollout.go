@@ -378,7 +378,7 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 		if art == nil {
 			id, err := store.Resolve(rts, ref)
 			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("rollout %s: %q is not on this host: push it there first (hoist push ARTIFACT), or roll out the artifact", checks.Rollout, ref)
+				return fmt.Errorf("%q is not on this host: push it there first (hoist push ARTIFACT), or roll out the artifact", ref)
 			}
 			if err != nil {
 				return err
