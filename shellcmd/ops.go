@@ -99,6 +99,9 @@ var (
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodePin})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{VerbKeep, VerbDelete, VerbSweep, VerbNoProc}),
 		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
+	// OpRStatus is read-only and takes no lock: the records of a rollout
+	// (sh/records.sh).
+	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
 	// OpRoot is read-only: where the store's root is on the host.
 	OpRoot = &Op{Name: "root", Ends: []Verb{VerbRoot, VerbError}, Codes: setupCodes}
 	// OpDoctor is read-only; it runs without h_setup (NoSetup) and
@@ -110,4 +113,4 @@ var (
 
 // Ops lists every operation.
 var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote, OpFetch, OpReach,
-	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot}
+	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot, OpRStatus}

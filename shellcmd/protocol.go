@@ -72,6 +72,10 @@ const (
 	VerbUnhealthy Verb = "UNHEALTHY"
 	VerbReverted  Verb = "REVERTED"
 	VerbBad       Verb = "BAD"
+	VerbRecord    Verb = "RECORD"
+	VerbRPart     Verb = "RPART"
+	VerbJournal   Verb = "JOURNAL"
+	VerbRStatus   Verb = "RSTATUS"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -173,6 +177,10 @@ var protocol = []verbSpec{
 	{verb: VerbUnhealthy, owner: ofRollout, fields: []string{"id", "why"}, doc: "the checks failed"},
 	{verb: VerbReverted, owner: ofRollout, fields: []string{"id", "to", "from", "verdict"}, doc: "back on from; the verdict of its checks"},
 	{verb: VerbBad, owner: ofRollout, fields: []string{"id", "when", "rollout", "why"}, doc: "list: the runtime before is marked bad here"},
+	{verb: VerbRecord, owner: ofRollout, fields: []string{"id", "plan"}, doc: "rollout status: a record of the rollout (its own, or a revert of it) and its plan"},
+	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},
+	{verb: VerbJournal, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status: a record, or a part of it, that is not what hoist makes; not read further"},
+	{verb: VerbRStatus, owner: ofRollout, fields: []string{"id", "current"}, doc: "rollout status: the end; the rollout read (- none) and what current names now"},
 }
 
 // specs finds a verb's row.

@@ -3,6 +3,7 @@ package shellcmd
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -320,6 +321,37 @@ type BadMark struct {
 func (v Verdict) Bad() BadMark {
 	v = v.of(VerbBad)
 	return BadMark{ID: v.get("id"), When: epoch(v.get("when")), Rollout: v.get("rollout"), Why: unpct(v.get("why"))}
+}
+
+// RecordPart reads RECORD (Name and Value empty, Plan the plan's
+// name=value fields, percent-decoded, a "-" read as ""),
+// RPART (a part of record ID: Value is "file" or the link's value) and
+// JOURNAL (Path: what is not what hoist makes).
+type RecordPart struct {
+	ID, Name, Value, Path string
+	Plan                  map[string]string
+}
+
+// Record reads RECORD, RPART and JOURNAL.
+func (v Verdict) Record() RecordPart {
+	v = v.of(VerbRecord, VerbRPart, VerbJournal)
+	rp := RecordPart{ID: v.get("id"), Name: v.get("name"), Value: v.get("value"), Path: unpct(v.get("path"))}
+	if v.Verb == VerbRecord {
+		rp.Plan = map[string]string{}
+		for _, w := range strings.Fields(v.get("plan")) {
+			if k, val, ok := strings.Cut(w, "="); ok && val != "-" {
+				rp.Plan[k] = unpct(val)
+			}
+		}
+	}
+	return rp
+}
+
+// RStatus reads RSTATUS: the rollout read ("" none) and what current
+// names ("" nothing).
+func (v Verdict) RStatus() (id, current string) {
+	v = v.of(VerbRStatus)
+	return v.get("id"), v.get("current")
 }
 
 // Prepared reads PREPARED: the record id is in place, for a switch from

@@ -151,10 +151,13 @@ type Params struct {
 // restart command, the exec probes, how many dialled probes the client
 // answers for, and the timing.
 type Health struct {
-	ID      string
-	Restart string
-	Exec    []string
-	Dialled int
+	ID string
+	// Mode is the record's mode: "" (single) or "batch", a host of a
+	// rollout; RevertOf names the rollout a revert's record undoes.
+	Mode, RevertOf string
+	Restart        string
+	Exec           []string
+	Dialled        int
 	// Interval between tries' starts, Timeout per try, Deadline to the
 	// first success after the restart, Stable the window after it.
 	Interval, Timeout, Deadline, Stable time.Duration
@@ -279,6 +282,8 @@ func (p Params) values() []param {
 		{"unpin", flag(p.Unpin)},
 		{"dry", flag(p.DryRun)},
 		{"hid", p.Health.ID},
+		{"hmode", p.Health.Mode},
+		{"hof", p.Health.RevertOf},
 		{"restart", p.Health.Restart},
 		{"checks", strings.Join(p.Health.Exec, "\n")},
 		{"ndial", n(int64(p.Health.Dialled))},

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +46,12 @@ type Checks struct {
 	Interval, Timeout, Deadline, Stable time.Duration
 	// Force switches to a runtime marked bad on the host.
 	Force bool
+	// Rollout, when set, is the id of the fleet's rollout this switch is
+	// part of: the host's record is named by it (runtimes/.rollouts/ID,
+	// mode batch) instead of a fresh sequence id. RevertOf, when set, is
+	// the rollout a revert undoes: its record has an id of its own and
+	// says revert-of=ID.
+	Rollout, RevertOf string
 	// Stop, when closed, asks the host to stop: waiting for the lock, it
 	// stops waiting; once switched, the new runtime was not confirmed
 	// healthy, and the host goes back (checking the runtime it goes back
@@ -182,6 +190,11 @@ func NewSequenceID() string {
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
 }
 
+var rolloutIDRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
+
+// ValidRolloutID reports whether id is shaped like NewSequenceID's ids.
+func ValidRolloutID(id string) bool { return rolloutIDRE.MatchString(id) }
+
 func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Checks, wait time.Duration, ev lock.Events) (*Health, error) {
 	for _, e := range c.Exec {
 		// The host gets them a line each.
@@ -192,10 +205,18 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 	p := s.wire().Params()
 	p.ID, p.Wait, p.Force = id, wait, c.Force
 	dial := newDialled(s, c)
+	for _, v := range []string{c.Rollout, c.RevertOf} {
+		if v != "" && !ValidRolloutID(v) {
+			return nil, fmt.Errorf("rollout %q: not a rollout id (<UTC time>-<6 hex>)", v)
+		}
+	}
 	if c.Sequenced() {
-		p.Health = shellcmd.Health{ID: NewSequenceID(), Restart: c.Restart, Exec: c.Exec, Dialled: len(dial.probes),
+		p.Health = shellcmd.Health{ID: cmp.Or(c.Rollout, NewSequenceID()), RevertOf: c.RevertOf, Restart: c.Restart, Exec: c.Exec, Dialled: len(dial.probes),
 			Interval: orDur(c.Interval, DefaultCheckInterval), Timeout: orDur(c.Timeout, DefaultCheckTimeout),
 			Deadline: orDur(c.Deadline, DefaultCheckDeadline), Stable: max(c.Stable, 0)}
+		if c.Rollout != "" || c.RevertOf != "" {
+			p.Health.Mode = "batch"
+		}
 		// A tenth of the try's time is left for the answer to reach the
 		// host: a probe that hangs is its service's failure, not a
 		// silent client's.

@@ -31,11 +31,15 @@ type rolloutOptions struct {
 func (a *app) rolloutCommand() *cobra.Command {
 	o := rolloutOptions{canary: -1, maxFail: "0", onFail: "stop", checkFlags: newCheckFlags()}
 	c := &cobra.Command{
-		Use:   "rollout ARTIFACT",
+		Use:   "rollout ARTIFACT|REF",
 		Short: "push a runtime to every host, then switch them batch by batch, health-checked",
 		Long: `rollout installs ARTIFACT on every host first, in parallel, and fails before
 any host is switched if one cannot take it (with --skip-unreachable a host
-that cannot be reached is skipped instead, and counted apart). It then
+that cannot be reached is skipped instead, and counted apart). An argument
+that is not a file or a directory is a runtime already pushed, named as
+activate names it (an id, a name for its newest runtime, or a prefix of
+one id), found on each host: a host that does not have it fails the
+rollout before any switch. It then
 switches the hosts in the order given, a batch at a time: --canary hosts
 first (default 1 when there are more than 2 hosts), then batches of the
 sizes of --batch (1,5,25%: a percentage is of all hosts, rounded up; the
@@ -46,7 +50,8 @@ The rollout stops when the failures in one batch EXCEED --max-fail (a count,
 or a percentage of the batch; default 0: one failure stops it). Then
 --on-fail says what happens: stop (no other batch starts; hosts already
 switched stay switched), revert (every host this rollout switched goes
-back to what it had, health-checked the same way) or continue (the next
+back to what it had, health-checked the same way, the last batch first)
+or continue (the next
 batch starts anyway). A host that fails its checks goes back by itself.
 
 The rollout's id is printed first, a line per batch as it goes, and at the
@@ -57,7 +62,7 @@ switched and healthy; 3: the rollout stopped or reverted on failed checks
 and every host is on a runtime that passed them; 4: a host is in doubt.`,
 		Example: `  hoist --hosts-file fleet rollout ./build.tgz --check 'bin/healthy'
   hoist -H web1,web2,web3,web4 rollout app.tgz --batch 1,25% --wait 30s --restart 'bin/restart' --check-http http://127.0.0.1:8080/up --on-fail revert`,
-		Args: exactArgs(1, "ARTIFACT (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip)"),
+		Args: exactArgs(1, "ARTIFACT|REF (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip; or a runtime the hosts have)"),
 		RunE: func(_ *cobra.Command, args []string) error { return a.rollout(args[0], o) },
 	}
 	f := c.Flags()
@@ -71,6 +76,7 @@ and every host is on a runtime that passed them; 4: a host is in doubt.`,
 	f.StringVar(&o.onFail, "on-fail", "stop", "`WHAT` to do when the rollout stops: stop, revert (every host it switched goes back) or continue")
 	f.BoolVar(&o.skipUnreachable, "skip-unreachable", false, "skip a host that cannot be reached, instead of failing the rollout before any switch")
 	o.checkFlags.add(f)
+	c.AddCommand(a.rolloutStatusCommand())
 	return c
 }
 
@@ -138,18 +144,31 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	if _, err := maxFail(o.maxFail, 1); err != nil {
 		return err
 	}
-	art, err := a.openArtifact("rollout", source, store.OpenOptions{Name: o.name, MaxSize: store.DefaultMaxSize}, "no host was changed")
-	if err != nil {
-		return err
+	var art *store.Artifact
+	ref := ""
+	if isRef(source) {
+		if o.name != "" {
+			return usageErr("--name: %q is a runtime the hosts have (no such file or directory here), which has its name", source)
+		}
+		ref = source
+	} else {
+		art, err = a.openArtifact("rollout", source, store.OpenOptions{Name: o.name, MaxSize: store.DefaultMaxSize}, "no host was changed")
+		if err != nil {
+			return err
+		}
+		defer art.Close()
 	}
-	defer art.Close()
-	id := art.ID()
+	id := ref
+	if art != nil {
+		id = art.ID()
+	}
 	rid := store.NewSequenceID()
 	if !a.g.json {
-		a.data(fmt.Sprintf("rollout %s: %s to %d hosts\n", rid, id, len(targets)))
+		a.data(fmt.Sprintf("rollout %s: %s to %d hosts\n", rid, printable(id), len(targets)))
 	} else {
-		a.con.line(fmt.Sprintf("hoist: rollout %s: %s to %d hosts", rid, id, len(targets)))
+		a.con.line(fmt.Sprintf("hoist: rollout %s: %s to %d hosts", rid, printable(id), len(targets)))
 	}
+	checks.Rollout = rid
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -176,7 +195,7 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 			r := a.onHost(ctx, t, root, places, func(ctx context.Context, l *lock.Lock) result {
 				called = true
 				h.name = l.Transport().Target()
-				return a.rolloutOn(ctx, h, store.New(l), art, checks, sem, stop)
+				return a.rolloutOn(ctx, h, store.New(l), art, ref, checks, sem, stop)
 			})
 			if !called {
 				h.unreachable, h.same = r.same == "", r.same
@@ -196,7 +215,10 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	failedStage := false
 	for _, h := range hosts {
 		err := <-h.staged
-		h.to, h.err = id, err
+		h.err = err
+		if h.to == "" {
+			h.to = id
+		}
 		switch {
 		case h.same != "":
 			h.state = rsUnchanged
@@ -204,7 +226,7 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 			h.state = rsSkipped
 		case err != nil:
 			h.state, failedStage = rsFailed, true
-		case h.from == id:
+		case h.from == h.to:
 			h.state = rsUnchanged
 		default:
 			h.state = rsUnchanged
@@ -241,7 +263,7 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 		batch := live[next : next+size]
 		next += size
 		began := time.Now()
-		a.order(batch, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: id} })
+		a.order(batch, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: h.to} })
 		failed := 0
 		var names []string
 		for _, h := range batch {
@@ -261,18 +283,57 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 				a.con.line(fmt.Sprintf("hoist: rollout %s: %d failed in batch %d, more than --max-fail %s: stopped; no other host is switched", rid, failed, b+1, o.maxFail))
 			case "revert":
 				stopped = true
-				a.con.line(fmt.Sprintf("hoist: rollout %s: %d failed in batch %d, more than --max-fail %s: every host switched goes back", rid, failed, b+1, o.maxFail))
-				var back []*rolloutHost
-				for _, h := range live {
-					if h.state == rsSwitched {
-						back = append(back, h)
-					}
-				}
-				a.order(back, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: h.from, revert: true} })
+				a.con.line(fmt.Sprintf("hoist: rollout %s: %d failed in batch %d, more than --max-fail %s: every host switched goes back, the last batch first", rid, failed, b+1, o.maxFail))
+				a.revertBatches(rid, live, b+1)
 			}
 		}
 	}
 	return a.rolloutEnd(rid, hosts)
+}
+
+// revertBatches sends every switched host of live back to its from, batch
+// by batch in reverse order (the last batch switched first), each batch all
+// at once, with a line per batch.
+func (a *app) revertBatches(rid string, live []*rolloutHost, last int) {
+	for b := last; b >= 1; b-- {
+		var back []*rolloutHost
+		var names []string
+		for _, h := range live {
+			if h.batch == b && h.state == rsSwitched {
+				back = append(back, h)
+				names = append(names, h.name)
+			}
+		}
+		if len(back) == 0 {
+			continue
+		}
+		began := time.Now()
+		a.order(back, func(h *rolloutHost) rolloutOrder { return rolloutOrder{id: h.from, revert: true} })
+		n := 0
+		for _, h := range back {
+			if h.state == rsReverted {
+				n++
+			}
+		}
+		a.con.line(fmt.Sprintf("hoist: rollout %s: back, batch %d/%d: %d hosts (%s): %d reverted, %d in doubt, %s", rid, b, last,
+			len(back), printable(strings.Join(names, ", ")), n, len(back)-n, time.Since(began).Round(100*time.Millisecond)))
+	}
+}
+
+// isRef says whether rollout's argument is a runtime reference (REF) rather
+// than an artifact: it is not an existing file or directory, nor shaped like
+// a path or an archive's file name (which is a missing artifact).
+func isRef(source string) bool {
+	if source == fromStdin || strings.ContainsRune(source, os.PathSeparator) || strings.Contains(source, "/") {
+		return false
+	}
+	for _, ext := range []string{".tar", ".tgz", ".tar.gz", ".tar.xz", ".tar.zst", ".zip"} {
+		if strings.HasSuffix(source, ext) {
+			return false
+		}
+	}
+	_, err := os.Lstat(source)
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // order gives each host of hs its order, all at once, and waits for them.
@@ -290,7 +351,9 @@ func (a *app) order(hs []*rolloutHost, of func(*rolloutHost) rolloutOrder) {
 }
 
 // rolloutOn is one host's part: stage, report, then do the orders.
-func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, checks store.Checks, sem chan struct{}, stop <-chan struct{}) result {
+// With ref instead of art, staging is finding the runtime ref names on the
+// host (as activate resolves it).
+func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, ref string, checks store.Checks, sem chan struct{}, stop <-chan struct{}) result {
 	err := func() error {
 		select {
 		case sem <- struct{}{}:
@@ -298,8 +361,10 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if _, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop}); err != nil {
-			return err
+		if art != nil {
+			if _, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop}); err != nil {
+				return err
+			}
 		}
 		rts, err := s.List(ctx)
 		if err != nil {
@@ -309,6 +374,16 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 			if rt.Current {
 				h.from = rt.ID
 			}
+		}
+		if art == nil {
+			id, err := store.Resolve(rts, ref)
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("%q is not on this host: push it there first (hoist push ARTIFACT), or roll out the artifact", ref)
+			}
+			if err != nil {
+				return err
+			}
+			h.to = id
 		}
 		return nil
 	}()
@@ -322,7 +397,9 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 			if o.id == "" {
 				h.state, h.err = rsInDoubt, fmt.Errorf("there was no runtime before %s to go back to: current stays %s", h.to, h.to)
 			} else {
-				hl, err := s.RollbackChecked(ctx, o.id, checks, defaultWait, ev)
+				back := checks
+				back.Rollout, back.RevertOf = "", checks.Rollout
+				hl, err := s.RollbackChecked(ctx, o.id, back, defaultWait, ev)
 				h.revert = hl
 				if err != nil {
 					h.state, h.err = rsInDoubt, fmt.Errorf("going back to %s: %w", o.id, err)

@@ -94,6 +94,7 @@ h_op_gc() {
 	h_gc_unmarked
 	h_gc_delete
 	h_gc_sweep
+	h_gc_records
 	h_release_end
 	rm -rf "$h_scr"
 }

@@ -256,8 +256,8 @@ h_health() {
 	h_rec=$h_store/.rollouts/$hp_hid
 	h_fence || return 1
 	if ! { h_mkshared "$h_store/.rollouts" && mkdir -m 700 "$h_store/.rollouts/.new-$hp_hid" &&
-		printf 'hoist-rollout/1 id=%s mode=single from=%s to=%s token=%s lease=%s since=%s deadline=%s\n' \
-			"$hp_hid" "${h_from:--}" "$1" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" >"$h_store/.rollouts/.new-$hp_hid/plan" &&
+		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s token=%s lease=%s since=%s deadline=%s%s\n' \
+			"$hp_hid" "${hp_hmode:-single}" "${h_from:--}" "$1" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "${hp_hof:+ revert-of=$hp_hof}" >"$h_store/.rollouts/.new-$hp_hid/plan" &&
 		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_store/.rollouts/.new-$hp_hid/restart"; } &&
 		mv "$h_store/.rollouts/.new-$hp_hid" "$h_rec"; } 2>/dev/null; then
 		h_say ERROR switch "cannot write the record $(h_oneline "$hp_storedir/.rollouts/$hp_hid"): check free space and permissions on the store"

@@ -392,3 +392,29 @@ type Rollout struct {
 	Health *Health `json:"health,omitempty"`
 	Revert *Health `json:"revert,omitempty"`
 }
+
+// RolloutStatus is one host of hoist rollout status.
+type RolloutStatus struct {
+	Result
+	// Rollout is the rollout read ("" when none is recorded there).
+	Rollout string `json:"rollout"`
+	// State: no-record, journal, prepared, switched, in-doubt, healthy,
+	// reverted, overridden or unfinished.
+	State   string          `json:"state"`
+	Current string          `json:"current"`
+	Records []RolloutRecord `json:"records"`
+}
+
+// RolloutRecord is one record of a rollout on a host: its own, or a
+// revert's.
+type RolloutRecord struct {
+	ID       string `json:"id"`
+	Mode     string `json:"mode"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Since    string `json:"since"`
+	RevertOf string `json:"revert_of"`
+	// Parts: each file ("file") and link (its value) of the record.
+	Parts   map[string]string `json:"parts"`
+	Trouble string            `json:"trouble"`
+}

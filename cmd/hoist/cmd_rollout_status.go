@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
+	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/store"
+)
+
+func (a *app) rolloutStatusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status [ID]",
+		Short: "what each host has recorded of a rollout, read-only",
+		Long: `rollout status reads, on each host, the records of rollout ID (its own,
+and those of the reverts of --on-fail revert) without the lock, and says
+the host's state in it: prepared (nothing switched yet), switched (not
+finished), in-doubt (voted ready, with no outcome), healthy (finished on the
+runtime rolled out), reverted (finished on the one before, by itself or by
+the rollout's revert), unfinished (a revert that did not finish),
+overridden, no-record, or journal (a record that is not what hoist makes:
+left alone, never followed). Each record's mode, from, to, since, and each
+of its parts, and what current names now. Without ID: the latest rollout
+recorded on the given hosts. It changes nothing.`,
+		Example: `  hoist --hosts-file fleet rollout status
+  hoist -H web1,web2 rollout status 20261201T180233Z-3f9a2c --json`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("usage: %s [ID]", c.CommandPath())
+			}
+			if len(args) == 1 && !store.ValidRolloutID(args[0]) {
+				return usageErr("%q is not a rollout id (<UTC time>-<6 hex>, as rollout prints first)", args[0])
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return a.rolloutStatus(id)
+		},
+	}
+}
+
+func (a *app) rolloutStatus(id string) error {
+	if id == "" {
+		latest, err := a.latestRollout()
+		if err != nil {
+			return err
+		}
+		id = latest
+	}
+	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
+		st, err := s.RolloutStatus(ctx, id)
+		if err != nil {
+			return result{outcome: outcome{err: err}}
+		}
+		return rolloutStatusResult(s.Lock().Transport().Target(), st)
+	})
+}
+
+// latestRollout is the latest rollout id any of the targets has recorded
+// ("" when none has): ids begin with a UTC time, so the greatest is the
+// latest. A host that cannot say is left to the command's second pass,
+// which reports it.
+func (a *app) latestRollout() (string, error) {
+	targets, _, err := a.targetsOnce()
+	if err != nil {
+		return "", err
+	}
+	root, err := a.storeRoot()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
+	sem := make(chan struct{}, a.g.parallel)
+	var mu sync.Mutex
+	latest := ""
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Go(func() {
+			ctx, end := a.reach.add(ctx, t)
+			defer end()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				return
+			}
+			a.onHost(ctx, t, root, places, func(ctx context.Context, l *lock.Lock) result {
+				st, err := store.New(l).RolloutStatus(ctx, "")
+				if err == nil {
+					mu.Lock()
+					latest = max(latest, st.ID)
+					mu.Unlock()
+				}
+				return result{}
+			})
+		})
+	}
+	wg.Wait()
+	return latest, nil
+}
+
+// rolloutStatusResult is a host's rows: its state, then a line per record.
+func rolloutStatusResult(host string, st *store.RolloutStatus) result {
+	state := st.State()
+	obj := &output.RolloutStatus{Rollout: st.ID, State: state, Current: st.Current, Records: []output.RolloutRecord{}}
+	cur := st.Current
+	if cur == "" {
+		cur = "nothing"
+	}
+	r := result{json: obj}
+	if st.ID == "" {
+		r.data = host + "  no rollout recorded here; current " + cur
+		return r
+	}
+	r.data = fmt.Sprintf("%s  %s  rollout %s  current %s", host, state, st.ID, cur)
+	recs := st.Reverts
+	if st.Own != nil {
+		recs = append([]*store.RolloutRecord{st.Own}, recs...)
+	}
+	for _, rec := range recs {
+		o := output.RolloutRecord{ID: rec.ID, Mode: rec.Mode, From: rec.From, To: rec.To, Since: since(rec.Since),
+			RevertOf: rec.RevertOf, Parts: map[string]string{}, Trouble: rec.Trouble}
+		line := "  " + rec.ID
+		if rec.Plan != nil {
+			from := rec.From
+			if from == "" {
+				from = "nothing"
+			}
+			line += fmt.Sprintf("  %s  %s -> %s", orDash(rec.Mode), from, orDash(rec.To))
+			if rec.RevertOf != "" {
+				line += "  revert-of " + rec.RevertOf
+			}
+			if o.Since != "" {
+				line += "  since " + o.Since
+			}
+		}
+		var parts []string
+		for _, p := range rec.Parts {
+			o.Parts[p.Name] = p.Value
+			if p.Value == "file" {
+				parts = append(parts, p.Name)
+			} else {
+				parts = append(parts, p.Name+" -> "+p.Value)
+			}
+		}
+		if len(parts) > 0 {
+			line += "  " + strings.Join(parts, ", ")
+		}
+		if rec.Trouble != "" {
+			line += "  journal: " + rec.Trouble + " is not what hoist makes; left alone, not followed: look at it"
+		}
+		obj.Records = append(obj.Records, o)
+		r.more = append(r.more, line)
+	}
+	return r
+}
+
+// since is a plan's since= (seconds since the epoch, by the host's clock)
+// in RFC 3339, UTC; "" when it does not parse.
+func since(s string) string {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return ""
+	}
+	return time.Unix(n, 0).UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
+)
+
+// hoist rollout status, a REF source, and --on-fail revert's order
+// (docs/rollout.md, "As built for a fleet"), over real sshd hosts.
+
+// on is the fleet's command line for hosts idx only.
+func (f *rolloutFleet) on(idx ...int) *cli {
+	c := *f.c
+	var targets []string
+	for _, i := range idx {
+		targets = append(targets, f.hosts[i].Target())
+	}
+	c.flags = slices.Clone(f.c.flags)
+	c.flags[1] = strings.Join(targets, ",")
+	return &c
+}
+
+// status runs hoist --json rollout status [ID] and reads a row per host,
+// in the order of f.hosts (hosts answer as they finish).
+func (f *rolloutFleet) status(t *testing.T, args ...string) []output.RolloutStatus {
+	t.Helper()
+	r := f.c.run(append([]string{"--json", "rollout", "status"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("rollout status: %s", r)
+	}
+	rows := make([]output.RolloutStatus, len(f.hosts))
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var o output.RolloutStatus
+		if err := json.Unmarshal([]byte(l), &o); err != nil {
+			t.Fatalf("rollout status --json: %v\n%s", err, r)
+		}
+		for i, h := range f.hosts {
+			if h.Target() == o.Host {
+				rows[i] = o
+				n++
+			}
+		}
+	}
+	if n != len(f.hosts) {
+		t.Fatalf("want a row per host:\n%s", r)
+	}
+	return rows
+}
+
+// TestRolloutStatusRevertOrder: batches [0] [1] [2]; host 2 fails, and
+// --on-fail revert takes host 1 back before host 0 (a line per batch, the
+// last first). Each host's record is named by the rollout's id (mode
+// batch) and each revert has a record of its own, revert-of the rollout;
+// rollout status, without ID, reads the latest rollout and says each
+// host's state from them.
+func TestRolloutStatusRevertOrder(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	f.failOn(t, 2)
+	rows, r := f.rollout(t, "--batch", "1", "--on-fail", "revert")
+	if r.code != 3 || states(rows) != "reverted,reverted,failed" {
+		t.Fatalf("want exit 3, hosts 0 and 1 reverted: %s", r)
+	}
+	b2 := strings.Index(r.stderr, "back, batch 2/3: 1 hosts ("+f.hosts[1].Target()+"): 1 reverted")
+	b1 := strings.Index(r.stderr, "back, batch 1/3: 1 hosts ("+f.hosts[0].Target()+"): 1 reverted")
+	if b2 < 0 || b1 < 0 || b2 > b1 {
+		t.Fatalf("want batch 2 taken back, then batch 1: %s", r)
+	}
+	rid := rows[0].Rollout
+	st := f.status(t)
+	for i, s := range st {
+		if s.Rollout != rid || s.State != "reverted" || s.Current != f.id1 || s.Host != f.hosts[i].Target() {
+			t.Fatalf("host %d: %+v, want rollout %s reverted, current %s", i, s, rid, f.id1)
+		}
+		own := s.Records[0]
+		if own.ID != rid || own.Mode != "batch" || own.From != f.id1 || own.To != f.id2 || own.Parts["switched"] != "file" || own.Since == "" {
+			t.Fatalf("host %d: its record %+v", i, own)
+		}
+		switch i {
+		case 0, 1:
+			if own.Parts["done"] != "to" || len(s.Records) != 2 {
+				t.Fatalf("host %d: want done -> to and a revert's record: %+v", i, s.Records)
+			}
+			rv := s.Records[1]
+			if rv.ID == rid || rv.RevertOf != rid || rv.Mode != "batch" || rv.From != f.id2 || rv.To != f.id1 || rv.Parts["done"] != "to" {
+				t.Fatalf("host %d: the revert's record %+v", i, rv)
+			}
+		case 2:
+			if own.Parts["done"] != "from" || len(s.Records) != 1 {
+				t.Fatalf("host 2 went back by itself: %+v", s.Records)
+			}
+		}
+	}
+	// The same by ID, as text: a row per host and a line per record.
+	tr := f.c.run("rollout", "status", rid)
+	if tr.code != 0 || strings.Count(tr.stdout, "  reverted  rollout "+rid) != 3 || strings.Count(tr.stdout, "revert-of "+rid) != 2 {
+		t.Fatalf("rollout status %s: %s", rid, tr)
+	}
+	// gc sweeps host 0's finished records once nothing was written in
+	// them for --keep-runs (a week), and leaves host 1's, fresh.
+	rs := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts"
+	hostSh(t, f.hosts[0], "touch -h -d '10 days ago' "+rs+"/*/* "+rs+"/*")
+	gr := f.c.run("gc")
+	if gr.code != 0 || strings.Count(gr.stdout, "runtimes/.rollouts/") != 2 {
+		t.Fatalf("gc: want host 0's two records swept: %s", gr)
+	}
+	st = f.status(t, rid)
+	if st[0].State != "no-record" || st[1].State != "reverted" || len(st[1].Records) != 2 {
+		t.Fatalf("after gc: %+v", st)
+	}
+}
+
+// TestRolloutStatusJournal: a record directory that is a symlink, and a
+// record's done that is a link to elsewhere, are journal trouble: said,
+// never followed. A host without the rollout says no-record.
+func TestRolloutStatusJournal(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	rows, r := f.rollout(t, "--canary", "0")
+	if r.code != 0 {
+		t.Fatalf("rollout: %s", r)
+	}
+	rid := rows[0].Rollout
+	dir := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/" + rid
+	// Host 0: the record is a symlink to a directory with a plan of
+	// someone else's; host 1: its done names something else.
+	hostSh(t, f.hosts[0], "d=$(mktemp -d) && printf 'hoist-rollout/1 id=x mode=planted\\n' >\"$d/plan\" && rm -rf "+dir+" && ln -s \"$d\" "+dir)
+	hostSh(t, f.hosts[1], "rm "+dir+"/done && ln -s /etc/passwd "+dir+"/done")
+	hostSh(t, f.hosts[2], "rm -rf "+dir)
+	st := f.status(t, rid)
+	if st[0].State != "journal" || len(st[0].Records) != 1 || st[0].Records[0].Mode != "" || !strings.HasSuffix(st[0].Records[0].Trouble, "/.rollouts/"+rid) {
+		t.Fatalf("host 0: %+v, want journal trouble, the planted plan unread", st[0])
+	}
+	if st[1].State != "journal" || !strings.HasSuffix(st[1].Records[0].Trouble, rid+"/done") || st[1].Records[0].Parts["done"] != "" {
+		t.Fatalf("host 1: %+v, want journal trouble at done", st[1])
+	}
+	if st[2].State != "no-record" || len(st[2].Records) != 0 || st[2].Current != f.id2 {
+		t.Fatalf("host 2: %+v, want no-record", st[2])
+	}
+	// Without ID: the latest rollout any host recorded (host 1's: host
+	// 0's record is not one, host 2 has none), read on every host.
+	st = f.status(t)
+	if st[0].Rollout != rid || st[0].State != "journal" || st[2].Rollout != rid || st[2].State != "no-record" {
+		t.Fatalf("without ID: %+v, want rollout %s read on every host", st, rid)
+	}
+}
+
+// TestRolloutRef: a REF (an id the hosts have) is found on each host; a
+// host without it fails the rollout before any switch, saying so; once
+// it has it, the rollout switches every host.
+func TestRolloutRef(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	pr := f.on(0, 1).run("--json", "push", f.v2, "--name", "app")
+	var p output.Push
+	if err := json.Unmarshal([]byte(strings.SplitN(pr.stdout, "\n", 2)[0]), &p); pr.code != 0 || err != nil {
+		t.Fatalf("push v2: %v\n%s", err, pr)
+	}
+	check := []string{"--check", "true", "--stable", "0s", "--check-interval", "200ms", "--canary", "0"}
+	r := f.c.run(append([]string{"rollout", p.ID}, check...)...)
+	want := "hoist: " + f.hosts[2].Target() + ": \"" + p.ID + "\" is not on this host: push it there first"
+	others := strings.Contains(r.stderr, f.hosts[0].Target()+": \"") || strings.Contains(r.stderr, f.hosts[1].Target()+": \"")
+	if r.code != 1 || !strings.Contains(r.stderr, want) || others {
+		t.Fatalf("want exit 1, host 2 named as not having %s: %s", p.ID, r)
+	}
+	for i := range f.hosts {
+		if got := f.current(t, i); got != f.id1 {
+			t.Fatalf("host %d is on %s: switched although a host could not stage", i, got)
+		}
+	}
+	if pr := f.on(2).run("push", f.v2, "--name", "app"); pr.code != 0 {
+		t.Fatalf("push v2 to host 2: %s", pr)
+	}
+	r = f.c.run(append([]string{"--json", "rollout", p.ID}, check...)...)
+	if r.code != 0 || strings.Count(r.stdout, `"state":"switched"`) != 3 {
+		t.Fatalf("want every host switched: %s", r)
+	}
+	for i := range f.hosts {
+		if got := f.current(t, i); got != p.ID {
+			t.Fatalf("host %d is on %s, want %s", i, got, p.ID)
+		}
+	}
+}
