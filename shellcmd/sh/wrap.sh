@@ -26,7 +26,7 @@ h_run() {
 	h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
-		umask "$h_um"
+		[ -z "$h_um" ] || umask "$h_um"
 		trap - HUP PIPE
 		# The command's own pid, which setsid keeps (a background job of
 		# a shell without job control is never a group leader, so setsid
