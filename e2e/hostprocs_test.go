@@ -18,7 +18,10 @@ import (
 // a lock in a store only the login may write is prepared with one mkdir;
 // a switch makes its link without an rm before it and reads current once;
 // and push --activate fences once, for the promotion and the switch (one
-// stat of its record).
+// stat of its record). A run reads the clock once and writes its status
+// with the shell (no date or mv for it), and lock status and run start at
+// most the processes their steps need (a run's guardian's naps aside,
+// which its timing decides): a process that was cut and comes back fails.
 func TestHostRunsNoRedundantTools(t *testing.T) {
 	h := sshd.Start(t, sshd.Options{TraceProcs: true})
 	root := filepath.Join(h.Dir, "store")
@@ -46,9 +49,20 @@ func TestHostRunsNoRedundantTools(t *testing.T) {
 		{`["rm", "-f", "` + root + `/.previous-`, "a link that is not there before the switch makes it"},
 		{`["rm", "-rf", "` + root + `/runs/`, "the scratch directory alone, which goes with the stage"},
 	}
+	// The most processes each may start, the guardian's naps aside: the
+	// connection's sshd (re-executed, and its two children), the login
+	// shell that execs /bin/sh, the
+	// loader's head, the facts probe's stat and sleep, h_paths' ls; for a
+	// run the scratch directory's mkdir, the stdin watcher, the lock's
+	// mkdir, date and mv, the command (setsid, true), the guardian, the
+	// message of the group's kill -0, and the release's mv, rmdir and rm.
+	most := map[string]int{"lock status": 8, "run -- true": 19}
 	for name, procs := range cmds {
-		recStats, currents, prepared := 0, 0, 0
+		recStats, currents, prepared, naps := 0, 0, 0, 0
 		for _, p := range procs {
+			if len(p.Args) == 1 && (p.Args[0] == `["sleep", "0.1"]` || p.Args[0] == `["sleep", "0.25"]`) {
+				naps++
+			}
 			for _, a := range p.Args {
 				for _, n := range never {
 					if strings.HasPrefix(a, n.args) {
@@ -65,6 +79,12 @@ func TestHostRunsNoRedundantTools(t *testing.T) {
 					prepared++
 				}
 			}
+		}
+		if n, ok := most[name]; ok && len(procs)-naps > n {
+			t.Errorf("%s started %d processes (and %d naps), want at most %d: %s\n%s", name, len(procs)-naps, naps, n, procs.Top(), procs.Tree())
+		}
+		if progs := procs.Programs(); name == "run -- true" && progs["date"] != 1 {
+			t.Errorf("%s ran date %d times, want once (the lock's since; the status's end is counted from it)", name, progs["date"])
 		}
 		if name != "lock status" && prepared != 1 {
 			t.Errorf("%s ran mkdir %d times for the lock's prepared directories, want 1 (a store only the login may write)", name, prepared)

@@ -12,8 +12,10 @@ import (
 // fixed line shows in the host's process list and a fragment has no size
 // limit. Whatever the login shell, it parses only one single-quoted word
 // without \ ' ! or a newline in it, and replaces itself with /bin/sh. head -c
-// (GNU, busybox, BSD) reads the fragment; dd where it is missing.
-const Loader = `exec /bin/sh -c 'IFS= read -r h_n && eval "$(head -c "$h_n" 2>/dev/null || dd bs=1 count="$h_n" 2>/dev/null)"'`
+// (GNU, busybox, BSD) reads the fragment; dd where it is missing. Each is a
+// command substitution of its own, so that the shell's child runs the
+// program itself (one process, not a subshell that starts it).
+const Loader = `exec /bin/sh -c 'IFS= read -r h_n && { h_load=$(head -c "$h_n" 2>/dev/null) || h_load=$(dd bs=1 count="$h_n" 2>/dev/null); } && eval "$h_load"'`
 
 // feed is a command's standard input: the fragment's length and the
 // fragment, then, once the host has said LOADED, the caller's control

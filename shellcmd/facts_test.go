@@ -27,7 +27,11 @@ func TestShFactsProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantNS := strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
-	script := "h_marker=@M\n" + lib.body["h_say"] + lib.body["h_procown"] + lib.probe
+	script := "h_marker=@M\n"
+	for _, f := range lib.closure("h_say", "h_procown") {
+		script += lib.body[f]
+	}
+	script += lib.probe
 	for _, sh := range shells {
 		needShell(t, sh)
 		out, err := exec.Command(sh[0], append(sh[1:], "-c", script)...).Output()

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,4 +45,48 @@ wait "$h_gp"`}.do(t, sh, root)
 			t.Errorf("%s: the guardian took %v to end after it was woken between naps of 5 s: it took a nap", sh[0], took.Round(time.Millisecond))
 		}
 	})
+}
+
+// TestShRunStatus: h_status writes "<status> <end>" in one write, private
+// under the run's umask 077, its end the run's start (h_since) plus the
+// seconds /proc/uptime counted since h_stamp (here five), or the clock
+// where there is no uptime reading; a status that cannot be written (a full
+// disk: /dev/full) leaves no file, as if the end had not been seen.
+func TestShRunStatus(t *testing.T) {
+	for _, c := range []struct {
+		name, setup string
+		want        func(end int64) bool
+	}{
+		{"five seconds of uptime after the start", `h_since=1700000000; h_uptime; h_up0=$((h_upt - 5))`,
+			func(end int64) bool { return end == 1700000005 || end == 1700000006 }},
+		{"no uptime reading", `h_since=1700000000; h_up0=`,
+			func(end int64) bool { return end >= time.Now().Unix()-5 && end <= time.Now().Unix()+1 }},
+		{"a full disk", `ln -s /dev/full "$h_scr/status"`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				scr := filepath.Join(t.TempDir(), "scr")
+				if err := os.MkdirAll(scr, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				r := fnRun{fns: []string{"h_status", "h_stamp"}, vars: map[string]string{"h_scr": scr},
+					call: "umask 077\n" + c.setup + "\nh_status 3"}.do(t, sh, root)
+				if c.want == nil {
+					// Not read: what is left may be the link to /dev/full.
+					if _, err := os.Lstat(filepath.Join(scr, "status")); err == nil || r.rc != 0 {
+						t.Fatalf("%s: h_status = %d on a full disk (a status left: %v): want 0 and none", sh[0], r.rc, err == nil)
+					}
+					return
+				}
+				got, err := os.ReadFile(filepath.Join(scr, "status"))
+				var end int64
+				if n, _ := fmt.Sscanf(string(got), "3 %d\n", &end); err != nil || n != 1 || !c.want(end) || r.rc != 0 {
+					t.Fatalf("%s: h_status = %d, wrote %q (%v)", sh[0], r.rc, got, err)
+				}
+				if fi, err := os.Stat(filepath.Join(scr, "status")); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s: status is %v (%v), want 0600", sh[0], fi.Mode(), err)
+				}
+			})
+		})
+	}
 }

@@ -235,9 +235,11 @@ func TestShLogsRunInfo(t *testing.T) {
 		{"odd status", good, "x$ y\n", 0, want{"1700000000", "4242", "u%40h", "make%20x", "-", "?"}},
 		{"status without an end", good, "3\n", 0, want{"1700000000", "4242", "u%40h", "make%20x", "-", "3"}},
 		{"status without a newline", good, "3 1700000100", 0, want{"1700000000", "4242", "u%40h", "make%20x", "1700000100", "3"}},
-		// A status file that read cannot finish (empty: a full disk; or
-		// no newline): what read set is checked all the same.
-		{"empty status", good, fnEmpty, 0, want{"1700000000", "4242", "u%40h", "make%20x", "-", "?"}},
+		// A status file being written (h_status writes it in one write,
+		// and removes one it could not write): the run still runs.
+		{"empty status", good, fnEmpty, 0, want{"1700000000", "4242", "u%40h", "make%20x", "-", "-"}},
+		// One that read cannot finish (no newline): what read set is
+		// checked all the same.
 		{"odd status without a newline", good, "x$ y", 0, want{"1700000000", "4242", "u%40h", "make%20x", "-", "?"}},
 		{"fields in another order", info("cmd=c who=w pid=1 start=5"), "", 0, want{"5", "1", "w", "c", "-", "-"}},
 		{"no pid", info("start=5 who=w cmd=c"), "", 0, want{"5", "", "w", "c", "-", "-"}},
@@ -286,7 +288,8 @@ func TestShLogsRunInfo(t *testing.T) {
 // there without a record (still waiting for the lock: its client may only
 // have lost contact) is waited for: once it starts, its output and
 // RUNSTATE come; if it gives up (its directory goes), NORUN. Not followed,
-// it is NORUN at once.
+// it is NORUN at once. A run whose status is being written (an empty file:
+// h_status writes it in one write) is followed until it has its line.
 func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 	info := "hoist-run/1 id=" + fnMe + " start=1700000000 pid=99999999 token=" + fnMe + " lease=1200 who=u%40h cmd=make%20x\n"
 	for _, c := range []struct {
@@ -295,23 +298,26 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 		sleep  string // sleep's double: what happens during a poll
 		said   []string
 		out    string
+		files  map[string]string // in the run's directory before
 	}{
 		{"starts", "1", `printf hi >"$h_scr/out"; : >"$h_scr/err"; echo "3 1700000100" >"$h_scr/status"; printf '%s' '` + info + `' >"$h_scr/info"`,
-			[]string{"RUNSTATE 1700000000 1700000100 3 u%40h make%20x"}, "hi"},
-		{"gives up", "1", `rm -rf "$h_scr"`, []string{"NORUN " + fnMe}, ""},
-		{"not followed", "", `exit 9`, []string{"NORUN " + fnMe}, ""},
+			[]string{"RUNSTATE 1700000000 1700000100 3 u%40h make%20x"}, "hi", nil},
+		{"gives up", "1", `rm -rf "$h_scr"`, []string{"NORUN " + fnMe}, "", nil},
+		{"not followed", "", `exit 9`, []string{"NORUN " + fnMe}, "", nil},
 		// Its client asks to stop the run (a "stop" line): the waiter
 		// gives up (here, as soon as the stop file is there).
 		{"stopped by its client", "1", `h_t_n=$((h_t_n + 1))
 			if [ "$h_t_n" = 1 ]; then echo stop >&8; fi
 			if [ -f "$h_scr/stop" ]; then rm -rf "$h_scr"; elif [ "$h_t_n" -gt 1000 ]; then kill "$h_lp"; fi
-			command sleep 0.01`, []string{"NORUN " + fnMe}, ""},
+			command sleep 0.01`, []string{"NORUN " + fnMe}, "", nil},
 		// The follower's own client left (its stdin reader ended): it
 		// ends, saying nothing.
-		{"its client leaves", "1", `kill "$h_lp"`, nil, ""},
+		{"its client leaves", "1", `kill "$h_lp"`, nil, "", nil},
 		// Killed while it waited: nothing touched its directory for five
 		// minutes.
-		{"quiet for five minutes", "1", `exit 9`, []string{"NORUN " + fnMe}, ""},
+		{"quiet for five minutes", "1", `exit 9`, []string{"NORUN " + fnMe}, "", nil},
+		{"its status being written", "1", `echo "3 1700000100" >"$h_scr/status"`,
+			[]string{"RUNSTATE 1700000000 1700000100 3 u%40h make%20x"}, "", map[string]string{"info": info, "out": "", "err": "", "status": ""}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
@@ -320,6 +326,9 @@ func TestShLogsWaitsForAWaitingRun(t *testing.T) {
 				fnMkdir(t, scr)
 				if err := os.Chmod(scr, 0o700); err != nil {
 					t.Fatal(err)
+				}
+				for name, content := range c.files {
+					fnWrite(t, scr+"/"+name, content)
 				}
 				if c.name == "quiet for five minutes" {
 					past := time.Now().Add(-6 * time.Minute)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ func fnNeedUnshare(t *testing.T) {
 // namespace's: here, and in a PID namespace with a /proc of its own; not in
 // one that kept the machine's /proc. Every shell reads /proc/self in its own
 // process (no fork for the redirected loop), or it would never prove it.
+// Where it proves it, it also gives the shell's start time (h_myst, as
+// h_pstat reads it) and its umask (h_umask, as the umask builtin says it);
+// elsewhere neither.
 func TestShProcOwn(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -52,11 +56,19 @@ func TestShProcOwn(t *testing.T) {
 				fnNeedUnshare(t)
 			}
 			fnShells(t, func(t *testing.T, sh []string, root string) {
-				r := fnRun{fns: []string{"h_procown"}, vars: map[string]string{"h_proc": "stale"}, wrap: c.wrap,
-					call: fnCall("h_procown", "h_proc")}.do(t, sh, root)
+				r := fnRun{fns: []string{"h_procown", "h_pstat"}, vars: map[string]string{"h_proc": "stale", "h_myst": "1", "h_umask": "0"},
+					wrap: c.wrap, defs: "umask 0027",
+					call: fnCall("h_procown\nh_t_own=$?\nh_t_um=$(umask)\nh_pstat $$\n(exit $h_t_own)", "h_proc", "h_myst", "h_pst", "h_umask", "h_t_um")}.do(t, sh, root)
 				v, _ := fnShown(r)
 				if got := r.rc == 0 && v["h_proc"] == "1"; got != c.own || !c.own && (r.rc == 0 || v["h_proc"] != "") {
 					t.Errorf("%s: h_procown returned %d with h_proc %q, want /proc proven this namespace's: %v", sh[0], r.rc, v["h_proc"], c.own)
+				}
+				octal := func(s string) string { return strings.TrimLeft(s, "0") }
+				if c.own && (v["h_myst"] == "" || v["h_myst"] != v["h_pst"] || octal(v["h_umask"]) != "27" || octal(v["h_t_um"]) != "27") {
+					t.Errorf("%s: h_procown gave start time %q and umask %q, want %q (h_pstat $$) and 0027 (umask says %q)", sh[0], v["h_myst"], v["h_umask"], v["h_pst"], v["h_t_um"])
+				}
+				if !c.own && (v["h_myst"] != "" || v["h_umask"] != "") {
+					t.Errorf("%s: h_procown gave start time %q and umask %q without proving /proc this namespace's", sh[0], v["h_myst"], v["h_umask"])
 				}
 			})
 		})

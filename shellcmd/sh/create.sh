@@ -37,11 +37,15 @@ h_create() {
 	h_hp=- h_hs=-
 	if [ -z "$h_manual" ]; then
 		h_hp=$$
-		if h_pstat $$; then h_hs=$h_pst; fi
+		if [ -n "$h_myst" ]; then
+			h_hs=$h_myst
+		elif h_pstat $$; then
+			h_hs=$h_pst
+		fi
 	fi
-	# When the lock was taken: also a run's start and the guardian's first
-	# reading of the clock (h_since).
-	h_since=$(date +%s)
+	# When the lock was taken: also a run's start, the guardian's first
+	# reading of the clock and where a run's end is counted from (h_stamp).
+	h_stamp
 	if ! printf 'hoist-lock/2 token=%s since=%s mach=%s boot=%s pidns=%s init=%s lease=%s hpid=%s hstart=%s huid=%s %s\n' \
 		"$hp_me" "$h_since" "$h_mach" "$h_bootid" "$h_pidns" "$h_init" "$hp_lease" "$h_hp" "$h_hs" "$h_uid" "$hp_rec" >"$h_new/$hp_me/rec" 2>/dev/null; then
 		h_lasterr="cannot write the lock's record in $h_new (disk full?)"

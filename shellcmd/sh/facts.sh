@@ -23,14 +23,8 @@ if h_procown; then
 	*[!0-9:]* | *:*:* | :* | *:) ;;
 	*:*) h_pidns=${h_x%:*} h_stat=gnu ;;
 	esac
-	if { IFS= read -r h_x </proc/1/stat; } 2>/dev/null; then
-		h_x=${h_x##*) }
-		# shellcheck disable=SC2086 # the fields of /proc/1/stat, split on purpose
-		set -- $h_x
-		if [ $# -ge 20 ]; then
-			shift 19
-			h_init=$1
-		fi
+	if { IFS= read -r h_x </proc/1/stat; } 2>/dev/null && h_pfields "$h_x"; then
+		h_init=$h_pst
 	fi
 fi
 case $h_mach in '' | *[!0-9A-Za-z.:_-]*) h_mach=- ;; esac

@@ -11,24 +11,32 @@
 # namespace's: $$ names another process there, or none. Without h_proc no
 # pid is looked up in /proc: a command is followed by wait and kill -0,
 # which look in this namespace, and the lease decides the rest. Call it in
-# the command's own shell: in a subshell $$ is not /proc/self.
+# the command's own shell: in a subshell $$ is not /proc/self. The same
+# reads give, where they prove /proc, this shell's own start time (h_myst,
+# as h_pstat would read it) and its umask (h_umask, Linux 4.7 on), which
+# the command then needs no process to learn.
 h_procown() {
-	h_proc=
+	h_proc= h_myst= h_umask=
 	{ IFS= read -r h_pl </proc/self/stat; } 2>/dev/null && [ "${h_pl%% *}" = "$$" ] || return 1
+	h_pfields "$h_pl" || h_pst=
 	h_ifs=$IFS
 	IFS=' 	'
 	while read -r h_pk h_pl h_px; do
 		case $h_pk in
+		Umask:) h_umask=$h_pl ;;
 		NSpid:)
 			IFS=$h_ifs
-			[ "$h_pl" = "$$" ] && [ -z "$h_px" ] || return 1
-			h_proc=1
-			return 0
+			if [ "$h_pl" != "$$" ] || [ -n "$h_px" ]; then
+				h_umask=
+				return 1
+			fi
+			break
 			;;
 		esac
 	done 2>/dev/null </proc/self/status
 	IFS=$h_ifs
-	h_proc=1
+	case $h_umask in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) ;; *) h_umask= ;; esac
+	h_proc=1 h_myst=$h_pst
 }
 
 # h_pstat PID: reads /proc/PID/stat with builtins: h_pstate (R, S, Z, ...)
@@ -39,9 +47,28 @@ h_pstat() {
 	h_pstate= h_pst=
 	[ -n "$h_proc" ] || return 1
 	{ IFS= read -r h_pl <"/proc/$1/stat"; } 2>/dev/null || return 1
-	# The command name, in parentheses, may hold anything: the fields
-	# start after its last ") ".
-	h_pl=${h_pl##*) }
+	h_pfields "$h_pl"
+}
+
+# h_pfields LINE: h_pstate and h_pst of a /proc/PID/stat line. The command
+# name, in parentheses, may hold anything: the fields start after its last
+# ") ". The fields hold no ")", so a name is passed one ") " at a time
+# until none is left, each a short match (the longest match, ##, costs the
+# square of the line's length in some shells).
+h_pfields() {
+	h_pstate= h_pst=
+	case $1 in *") "*) ;; *) return 1 ;; esac
+	h_pl=${1#*) }
+	while :; do
+		case $h_pl in
+		*")"*)
+			h_px=${h_pl#*) }
+			[ "$h_px" != "$h_pl" ] || return 1
+			h_pl=$h_px
+			;;
+		*) break ;;
+		esac
+	done
 	h_ifs=$IFS
 	IFS=' '
 	# shellcheck disable=SC2086 # the fields of /proc/PID/stat, split on purpose
@@ -70,11 +97,20 @@ h_gone() {
 # h_gsig SIG PGID: sends SIG to the process group PGID. Fails when the group
 # has no process left (h_gerr says "No such process") or the signal could
 # not be sent (h_gerr says why). dash and mksh want "--" before a negative
-# pid, busybox refuses it; a form a shell rejects sends nothing.
+# pid, busybox refuses it, bash and zsh take both: which form this shell
+# takes is found once, by a signal 0 to its own process group (h_kdd: 0,
+# which is there in any subshell, even one whose parent shell has died), so
+# that each sending is one command, and one process only for its message.
 h_gsig() {
-	h_gerr=$(LC_ALL=C kill -s "$1" "-$2" 2>&1) && return 0
-	case $h_gerr in *"No such process"*) return 1 ;; esac
-	h_gerr=$(LC_ALL=C kill -s "$1" -- "-$2" 2>&1)
+	if [ -z "$h_kdd" ]; then
+		h_kdd=no
+		if kill -s 0 -- 0 2>/dev/null; then h_kdd=yes; fi
+	fi
+	if [ "$h_kdd" = yes ]; then
+		h_gerr=$(LC_ALL=C kill -s "$1" -- "-$2" 2>&1)
+	else
+		h_gerr=$(LC_ALL=C kill -s "$1" "-$2" 2>&1)
+	fi
 }
 
 # h_cmdread: the run's command group: h_cmdg where this shell started it,

@@ -2,8 +2,8 @@
 # hoist-run/1 id= start= pid= pstart= boot= token= lease= who= cmd=), out and
 # err (cut to their last 64 KiB by gc an hour after the run ended, h_trim;
 # "cut" has their whole sizes), pgid, guard (the guardian's pid and start),
-# and status ("<exit status> <end>", "-" for a status nobody saw) once it
-# ended. Private to the login; gc removes them after hp_keepruns.
+# and status ("<exit status> <end>", "-" for a status nobody saw; empty for
+# the instant it is being written) once it ended. Private to the login; gc removes them after hp_keepruns.
 
 # h_op_runs: one RUN line per run record, oldest first: id, start, end (or
 # -), status (or - while running, ? when unknown), and the info line's who
@@ -52,7 +52,9 @@ h_runinfo() {
 	case $h_ipst in *[!0-9]*) h_ipst= ;; esac
 	case $h_iboot in *[!0-9a-f-]*) h_iboot= ;; esac
 	case $h_iwho$h_icmd in *[!0-9A-Za-z%._~/:@+,-]*) h_iwho=- h_icmd=- ;; esac
-	if [ -f "$1/status" ]; then
+	# A status is written in one write (h_status): an empty one is being
+	# written, and the run still counts as running.
+	if [ -s "$1/status" ]; then
 		# A line cut short still sets what it read: checked either way.
 		{ IFS=' ' read -r h_ista h_iend <"$1/status"; } 2>/dev/null
 		case $h_ista in '' | *[!0-9]*) h_ista='?' ;; esac
@@ -115,7 +117,7 @@ h_op_logs() {
 	h_ri=0 h_rnap=$h_nap
 	while :; do
 		h_last=
-		if [ -f "$h_scr/status" ] || [ -z "$hp_follow" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
+		if [ -s "$h_scr/status" ] || [ -z "$hp_follow" ] || [ ! -d "$h_scr" ]; then h_last=1; fi
 		# Every few seconds: a run whose host command and guardian were
 		# both killed never gets a status; nothing will write any more.
 		if [ -z "$h_last" ] && [ $((h_ri % 20)) -eq 19 ] && h_runkilled; then h_last=1; fi

@@ -170,6 +170,8 @@ h_spent() {
 # said), 1 to wait on, 2 after ERROR, 3 after BUSY (the wait is over).
 h_judge() {
 	[ $((h_i % h_every)) -eq 0 ] || [ "x$h_line" != "$h_shown" ] || return 1
+	# The clock the judgement read (h_age's h_an) also ends the wait.
+	h_an=
 	if h_stealable; then
 		h_steal
 		case $? in
@@ -199,7 +201,7 @@ h_judge() {
 		h_shown=x$h_line
 		h_say_holder HELD
 	fi
-	h_jnow=$(date +%s)
+	h_jnow=${h_an:-$(date +%s)}
 	[ -n "$h_end" ] || h_end=$((h_jnow + h_for))
 	if [ "$h_jnow" -ge "$h_end" ]; then
 		h_say_holder BUSY

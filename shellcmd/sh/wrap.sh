@@ -12,13 +12,21 @@
 # RELEASED or LOST, and EXIT STATUS. The run's record (runs/<id>/: info,
 # out, err, status) stays for hoist runs and hoist logs.
 h_run() {
-	h_pstat $$
-	(umask 077 && true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
+	# The run's record is private (0600 in its 0700 directory): this shell
+	# makes it, and everything after it, with umask 077, and the command
+	# gets the umask the host command began with (h_umask, which /proc
+	# told h_procown; else the umask builtin's own).
+	h_um=$h_umask
+	[ -n "$h_um" ] || h_um=$(umask)
+	[ -n "$h_since" ] || h_stamp
+	umask 077
+	true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
 		printf 'hoist-run/1 id=%s start=%s pid=%s pstart=%s boot=%s token=%s lease=%s %s\n' \
-			"$hp_rid" "${h_since:-$(date +%s)}" $$ "${h_pst:--}" "$h_bootid" "$hp_me" "$h_mylease" "$hp_runinfo" >"$h_scr/info")
+			"$hp_rid" "$h_since" $$ "${h_myst:--}" "$h_bootid" "$hp_me" "$h_mylease" "$hp_runinfo" >"$h_scr/info"
 	h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
+		[ -z "$h_um" ] || umask "$h_um"
 		trap - HUP PIPE
 		# The command's own pid, which setsid keeps (a background job of
 		# a shell without job control is never a group leader, so setsid
@@ -43,9 +51,11 @@ h_run() {
 	# before the lock is released.
 	if h_cmdalive; then
 		h_cmdsig TERM
-		h_kill=$(($(date +%s) + hp_grace))
+		h_later
+		h_kill=$((h_lnow + hp_grace))
 		while h_cmdalive; do
-			if [ -n "$h_kill" ] && [ "$(date +%s)" -gt "$h_kill" ]; then
+			h_later
+			if [ -n "$h_kill" ] && [ "$h_lnow" -gt "$h_kill" ]; then
 				h_cmdsig KILL
 				h_kill=
 			fi
@@ -61,6 +71,39 @@ h_run() {
 	if [ -f "$h_scr/leaselost" ]; then h_say FENCED; fi
 	h_say_release "$h_rr"
 	h_say EXIT "$h_st"
+}
+
+# h_stamp: reads the host's clock once for this command (h_since: date,
+# when the lock was taken or, under a manual hold, when the run began),
+# and beside it the whole seconds the kernel has been up (h_up0, from
+# /proc/uptime, read without a process where Linux has it). h_later counts
+# later times from there.
+h_stamp() {
+	h_since=$(date +%s)
+	h_uptime
+	h_up0=$h_upt
+}
+
+# h_later: the time now (h_lnow) for this command's own timing (a run's
+# end, its grace period): h_since plus the seconds of uptime since h_stamp,
+# which costs no process and which no step of the clock moves; where
+# /proc/uptime cannot be read, the clock (date). Whole seconds on both
+# readings: within a second of date's. Never for a lease (h_age and h_renew
+# read the clock).
+h_later() {
+	if [ -n "$h_up0" ] && [ -n "$h_since" ] && h_uptime; then
+		h_lnow=$((h_since + h_upt - h_up0))
+	else
+		h_lnow=$(date +%s)
+	fi
+}
+
+# h_uptime: h_upt, the whole seconds of /proc/uptime, or empty (and failing).
+h_uptime() {
+	h_upt=
+	{ IFS=" " read -r h_upt h_upx </proc/uptime; } 2>/dev/null
+	h_upt=${h_upt%%.*}
+	case $h_upt in '' | *[!0-9]*) h_upt= && return 1 ;; esac
 }
 
 # h_guardrun RELAY: starts the guardian for this command's hold (h_guard, in
@@ -97,8 +140,9 @@ h_unguard() {
 #     to its group, SIGKILL after the grace period; once nothing of it is
 #     left after the shell died, it releases the lock (owner-checked)
 #     itself and writes the run's status as unknown.
-# It polls every h_nap for two seconds, then every quarter second; USR1
-# cuts a nap short, or skips the next one when it comes between naps. It
+# It polls every h_nap for two seconds, then every quarter second, and
+# reads the clock about once a second; USR1 cuts a nap short, or skips the
+# next one when it comes between naps. It
 # ends when "done" appears (h_unguard) or the scratch directory goes, with
 # one last copy.
 h_guard() {
@@ -118,10 +162,16 @@ h_guard() {
 			h_relay=
 		fi
 	fi
-	h_pstat $$
-	h_self=$h_pst h_lost= h_ri=0 h_rnap=$h_nap h_stopat= h_killed= h_orphan= h_glost=
+	# The host command's shell ($$ here too) and its start time, which
+	# its h_procown read.
+	h_self=$h_myst
+	if [ -z "$h_self" ] && h_pstat $$; then h_self=$h_pst; fi
+	h_lost= h_ri=0 h_rnap=$h_nap h_stopat= h_killed= h_orphan= h_glost=
 	h_beat=$((h_mylease / 4))
 	[ "$h_beat" -ge 1 ] || h_beat=1
+	# A heartbeat a second late matters only to a short lease.
+	h_ck=4
+	if [ "$h_nap" = 1 ] || [ "$h_beat" -lt 4 ]; then h_ck=1; fi
 	h_next=$((${h_since:-$(date +%s)} + h_beat))
 	while :; do
 		h_last=
@@ -132,8 +182,15 @@ h_guard() {
 			[ ! -s "$h_scr/err" ] || cat <&4 >&2 || h_lost=1
 		fi
 		[ -z "$h_last" ] || break
-		# The first poll comes just after the lock was taken (h_since).
-		if [ "$h_ri" -eq 0 ] && [ -n "$h_since" ]; then h_now=$h_since; else h_now=$(date +%s); fi
+		# The clock, for the heartbeats and the grace period: the first
+		# poll comes just after the lock was taken (h_since); then it is
+		# read every h_ck polls (0.4 s, then a second; every poll for a
+		# lease under 16 s), and when a stop begins.
+		if [ "$h_ri" -eq 0 ] && [ -n "$h_since" ]; then
+			h_now=$h_since
+		elif [ $((h_ri % h_ck)) -eq 0 ]; then
+			h_now=$(date +%s)
+		fi
 		if [ -z "$h_orphan" ] && h_shellgone; then h_orphan=1; fi
 		if [ -z "$h_glost" ] && [ -z "$h_orphan" ] && [ "$h_now" -ge "$h_next" ]; then
 			if h_renew; then
@@ -146,6 +203,7 @@ h_guard() {
 		if [ -n "$1" ]; then
 			if [ -z "$h_stopat" ]; then
 				if [ -f "$h_scr/stop" ] || [ -n "$h_glost" ] || [ -n "$h_orphan" ]; then
+					h_now=$(date +%s)
 					h_stopat=$h_now
 					h_cmdsig TERM
 				fi
@@ -193,8 +251,13 @@ h_shellgone() {
 	return 1
 }
 
-# h_status STATUS: the run's end, "<status> <end>", written whole (a reader
-# that sees the file sees all of it).
+# h_status STATUS: the run's end, "<status> <end>", in one write of this
+# shell's (echo, no process): a reader that finds the file empty looks
+# again (h_runinfo), and a file that could not be written (a full disk) is
+# removed, as if the end had not been seen. The end is counted from the
+# run's start (h_later). It is private: a run's shell and its guardian work
+# with umask 077 (h_run).
 h_status() {
-	(umask 077 && echo "$1 $(date +%s)" >"$h_scr/status.t" && mv "$h_scr/status.t" "$h_scr/status")
+	h_later
+	echo "$1 $h_lnow" 2>/dev/null >"$h_scr/status" || rm -f "$h_scr/status"
 }
