@@ -72,6 +72,13 @@ const (
 	VerbUnhealthy Verb = "UNHEALTHY"
 	VerbReverted  Verb = "REVERTED"
 	VerbBad       Verb = "BAD"
+	// An --atomic rollout's (docs/rollout.md, "All or nothing").
+	VerbVoted    Verb = "VOTED"
+	VerbDecided  Verb = "DECIDED"
+	VerbInDoubt  Verb = "INDOUBT"
+	VerbDone     Verb = "DONE"
+	VerbRecord   Verb = "RECORD"
+	VerbNoRecord Verb = "NORECORD"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -173,6 +180,12 @@ var protocol = []verbSpec{
 	{verb: VerbUnhealthy, owner: ofRollout, fields: []string{"id", "why"}, doc: "the checks failed"},
 	{verb: VerbReverted, owner: ofRollout, fields: []string{"id", "to", "from", "verdict"}, doc: "back on from; the verdict of its checks"},
 	{verb: VerbBad, owner: ofRollout, fields: []string{"id", "when", "rollout", "why"}, doc: "list: the runtime before is marked bad here"},
+	{verb: VerbVoted, owner: ofRollout, fields: []string{"vote"}, doc: "this host's vote, as written (ready, or aborted by a settler first)"},
+	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},
+	{verb: VerbInDoubt, owner: ofRollout, fields: []string{"id"}, doc: "voted ready and no outcome: nothing changed until the decision is learnt"},
+	{verb: VerbDone, owner: ofRollout, fields: []string{"id", "side"}, doc: "the host finished: current and its service are on this side (to, from, overridden)"},
+	{verb: VerbRecord, owner: ofRollout, fields: []string{"id", "from", "to", "index", "decider", "hosts"}, doc: "resume: the record here: from, to, its place in hosts and the decider's (- for a tombstone)"},
+	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 }
 
 // specs finds a verb's row.
