@@ -289,7 +289,13 @@ func (rd *seqReader) on(v shellcmd.Verdict, send func(string)) {
 	case shellcmd.VerbActivated:
 		cur, prev := v.Activated()
 		h.Current, rd.activated = cur, true
-		if !rd.unhealthy {
+		switch {
+		case h.Healthy:
+			// An --atomic participant told to go back after its
+			// checks passed: what follows is the revert's.
+			h.Revert = &Phase{}
+			rd.ph = h.Revert
+		case !rd.unhealthy:
 			h.To, h.From = cur, prev
 		}
 	case shellcmd.VerbPrepared:
