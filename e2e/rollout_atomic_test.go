@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -87,6 +88,18 @@ func TestRolloutAtomicAllSwitch(t *testing.T) {
 		}
 	}
 	f.settled(t, rows[0].To)
+	// The records: --atomic ones, the first host the decider.
+	for i, h := range f.hosts {
+		rec := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/" + rows[0].Rollout
+		out, _ := h.SSH(t, "exec /bin/sh -c 'cat "+rec+"/plan; readlink "+rec+"/decision "+rec+"/vote "+rec+"/outcome "+rec+"/done'")
+		want := "decider=0 token=.*\ncommit\nto\n"
+		if i > 0 {
+			want = "decider=0 token=.*\nready\ncommit\nto\n"
+		}
+		if !strings.Contains(out, " mode=atomic ") || !regexp.MustCompile(want).MatchString(out) {
+			t.Fatalf("host %d's record: %q", i, out)
+		}
+	}
 }
 
 // TestRolloutAtomicOneFails: one host's check fails: no host is left

@@ -163,6 +163,25 @@ var rolloutSteps = []struct {
 		h.want("current", h.current(), h.v1)
 		h.wantRecord("outcome", "abort")
 	}},
+	// In doubt, and an activate --force overrides it: done -> overridden,
+	// and the switch goes on.
+	{"host.ready", func(e *stepEnv) {
+		h := newHealthEnv(e, true)
+		p := h.startAt(1, "host.ready", func(pt *store.Participant) error {
+			switched(pt, h)
+			_, err := pt.Vote(h.ctx())
+			return err
+		})
+		p.reach("host.ready")
+		_ = p.wait()
+		p.let("host.ready")
+		h.waitFree()
+		if _, err := store.New(e.lock()).ActivateChecked(e.ctx(), h.v1, store.Checks{Force: true}, 0, lock.Events{}); err != nil {
+			e.t.Fatalf("activate --force over a record in doubt: %v", err)
+		}
+		h.wantRecord("done", "overridden")
+		h.want("current", h.current(), h.v1)
+	}},
 	// The decider stopped before it writes commit, a resume's abort
 	// comes first: its commit loses, DECIDED says abort, and it goes
 	// back.

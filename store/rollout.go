@@ -53,11 +53,11 @@ var waitFor = []shellcmd.Verb{shellcmd.VerbPrepared, shellcmd.VerbHealthy, shell
 	shellcmd.VerbDecided, shellcmd.VerbInDoubt, shellcmd.VerbDone, shellcmd.VerbRecord, shellcmd.VerbNoRecord}
 
 func (s *Store) session(ctx context.Context, op *shellcmd.Op, p shellcmd.Params, lease time.Duration, ev lock.Events,
-	also func(shellcmd.Verdict, func(string))) *session {
+	stop <-chan struct{}, also func(shellcmd.Verdict, func(string))) *session {
 	ss := &session{queue: make(chan shellcmd.Verdict, 64), done: make(chan struct{})}
 	go func() {
 		defer close(ss.done)
-		r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, nil, func(v shellcmd.Verdict, send func(string)) {
+		r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, stop, func(v shellcmd.Verdict, send func(string)) {
 			ss.mu.Lock()
 			ss.send = send
 			ss.mu.Unlock()
@@ -146,7 +146,8 @@ type Participant struct {
 }
 
 // Participate starts the participant for r on this host, to runtime id,
-// with the checks of c; it returns once the host has its record in place
+// with the checks of c (a closed c.Stop stops a wait for the lock, and a
+// switch not yet found healthy: the host goes back by itself); it returns once the host has its record in place
 // (PREPARED) and nothing is switched, or with the error that stopped it
 // (busy, the runtime marked bad, a record in doubt here, ...).
 func (s *Store) Participate(ctx context.Context, id string, r Rollout, c Checks, wait time.Duration, ev lock.Events) (*Participant, error) {
@@ -167,7 +168,7 @@ func (s *Store) Participate(ctx context.Context, id string, r Rollout, c Checks,
 	p.Rollout = shellcmd.Rollout{Hosts: r.Hosts, Index: r.Index, Decider: r.Decider}
 	pt := &Participant{Health: &Health{ID: r.ID}, switched: make(chan struct{})}
 	pt.rd = newSeqReader(ctx, pt.Health, dial)
-	pt.ss = s.session(ctx, shellcmd.OpRollout, p, lease, ev, func(v shellcmd.Verdict, send func(string)) {
+	pt.ss = s.session(ctx, shellcmd.OpRollout, p, lease, ev, c.Stop, func(v shellcmd.Verdict, send func(string)) {
 		pt.rd.on(v, send)
 		if v.Verb == shellcmd.VerbActivated {
 			pt.once.Do(func() { close(pt.switched) })
@@ -313,7 +314,7 @@ func (s *Store) Resume(ctx context.Context, id string, lease, wait time.Duration
 	}
 	p := s.wire().Params()
 	p.Health.ID, p.Wait, p.Lease = id, wait, lease
-	rs := &Resumer{ss: s.session(ctx, shellcmd.OpResume, p, lease, ev, nil)}
+	rs := &Resumer{ss: s.session(ctx, shellcmd.OpResume, p, lease, ev, nil, nil)}
 	v, err := rs.ss.next(ctx, shellcmd.VerbRecord, shellcmd.VerbNoRecord)
 	if err != nil {
 		return nil, notSaid(err, "read its record")

@@ -151,6 +151,7 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 		a.reach.interrupt()
 		close(stop)
 	}, func(os.Signal) { cancel() })
+	checks.Stop = stop
 	a.multi = len(targets) > 1
 	ws, end := a.workers(ctx, targets, root)
 	defer end()
