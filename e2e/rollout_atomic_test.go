@@ -162,6 +162,12 @@ func TestRolloutAtomicInDoubt(t *testing.T) {
 	if got := f.current(t, 1); got == f.id1 {
 		t.Fatalf("the host in doubt was switched back by the refused activate")
 	}
+	// Without the decider among the targets, the host stays in doubt.
+	two := &cli{t: t, home: f.c.home, flags: append([]string{"-H", f.hosts[1].Target() + "," + f.hosts[2].Target()}, f.c.flags[2:]...)}
+	if r := two.run("rollout", "resume", rid); r.code != 4 || !strings.Contains(r.stderr, "the decider "+f.hosts[0].Target()+" is not among the targets") ||
+		!strings.Contains(r.stdout, f.hosts[1].Target()+"  in-doubt") {
+		t.Fatalf("a resume without the decider: want host 1 still in doubt, exit 4: %s", r)
+	}
 	res := f.c.run("--json", "rollout", "resume")
 	rows := f.jsonRows(t, res)
 	if res.code != 3 || rows[0].Rollout != rid || rows[1].State != "reverted" {

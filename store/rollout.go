@@ -345,10 +345,11 @@ func (rs *Resumer) Decide(ctx context.Context) (decision, side string, err error
 
 // Tell gives another host the decision (commit or abort), or settle when
 // the decider could not be read: the side it finished on, "" when it has
-// no record, ErrInDoubt when it voted ready and was told settle.
+// no record (or a tombstone), ErrInDoubt when it voted ready and was told settle.
 func (rs *Resumer) Tell(ctx context.Context, word string) (string, error) {
 	rs.ss.say(word)
-	if !rs.Record.Found {
+	if !rs.Record.Found || rs.Record.Index < 0 {
+		// No record, or a tombstone: nothing to finish here.
 		return "", rs.Wait()
 	}
 	v, err := rs.ss.next(ctx, shellcmd.VerbDone, shellcmd.VerbInDoubt)

@@ -258,7 +258,6 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 	decider, others := c.live[0], c.live[1:]
 	// host.acquire, host.prepare on every host: rollout.prepare waits
 	// for every PREPARED.
-	prepared := make(chan struct{}, len(c.live))
 	var starting sync.WaitGroup
 	for _, w := range c.live {
 		starting.Add(1)
@@ -266,7 +265,6 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 			r := store.Rollout{ID: c.rid, Hosts: names, Index: index[w], Decider: index[decider], HoldLease: holdLease}
 			w.pt, w.err = s.Participate(ctx, c.id, r, checks, defaultWait, c.a.waitEvents(w.name, defaultWait))
 			starting.Done()
-			prepared <- struct{}{}
 			if w.pt != nil {
 				// The connection stays until the participant ends.
 				_ = w.pt.Wait()
@@ -277,7 +275,7 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 	clientStep("rollout.prepare")
 	for _, w := range c.live {
 		if w.err != nil {
-			c.abort(ctx, "%s could not take part", w.name)
+			c.abort(ctx, "%s could not take part (%s)", printable(w.name), printable(explain(w.err)))
 			return
 		}
 	}
@@ -303,8 +301,13 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 	checking.Wait()
 	clientStep("rollout.check")
 	for _, w := range c.live {
+		var ue *store.UnhealthyError
+		if errors.As(w.err, &ue) {
+			c.abort(ctx, "%s failed its checks", printable(w.name))
+			return
+		}
 		if w.err != nil {
-			c.abort(ctx, "%s failed its checks", w.name)
+			c.abort(ctx, "%s could not be switched (%s)", printable(w.name), printable(explain(w.err)))
 			return
 		}
 	}
@@ -328,7 +331,7 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 	clientStep("rollout.voted")
 	for i, w := range others {
 		if w.err != nil || votes[i] != "ready" {
-			c.abort(ctx, "%s did not vote ready", w.name)
+			c.abort(ctx, "%s did not vote ready", printable(w.name))
 			return
 		}
 	}
@@ -418,13 +421,16 @@ func (c *atomicRun) rows() {
 	for _, w := range c.live {
 		var ue *store.UnhealthyError
 		switch {
+		case w.health != nil && w.health.RevertVerdict == "none":
+			w.state = rsInDoubt
+			w.err = fmt.Errorf("the rollout was aborted, and there was nothing before %s to go back to: current stays %s", w.to, w.to)
 		case w.side == "to":
 			w.state, w.err = rsSwitched, nil
 		case errors.As(w.err, &ue) && w.side == "from":
 			w.state = rsFailed
 		case w.side == "from" && w.health != nil && w.health.Current != "":
+			// Its health object has the way back (revert).
 			w.state = rsReverted
-			w.revert = w.health
 			if w.health.Revert != nil && w.health.RevertVerdict != "healthy" && w.health.RevertVerdict != "" {
 				w.state = rsInDoubt
 				w.err = fmt.Errorf("back on %s, but its revert's checks said %s: check the service", w.from, w.health.RevertVerdict)

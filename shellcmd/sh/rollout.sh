@@ -103,7 +103,8 @@ h_part() {
 
 # h_pfinish TO commit|abort: the participant finishes: on commit, done ->
 # to; on abort it goes back first when it had switched (h_back, REVERTED),
-# then done -> from. DONE id side.
+# then done -> from, or -> to when there was nothing to go back to. DONE
+# id side.
 h_pfinish() {
 	if [ "$2" = commit ]; then
 		h_jside=to
@@ -113,6 +114,7 @@ h_pfinish() {
 			h_why=${h_why:-abort}
 			h_back "$1" || return 1
 			h_say REVERTED "$hp_hid" "$1" "${h_from:--}" "$h_rvd"
+			[ "$h_rvd" != none ] || h_jside=to
 		fi
 	fi
 	h_step host.finish
