@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 )
@@ -239,4 +243,46 @@ func TestRolloutAtomicKilled(t *testing.T) {
 			f.settled(t, to)
 		})
 	}
+}
+
+// TestRolloutAtomicFrozenClient: the client freezes (SIGSTOP) after every
+// host switched and passed its checks, its connections open: each host
+// hears nothing for a hold lease, takes the client for gone, goes back
+// and releases its lock, with the client still frozen. Woken, the client
+// finds every host gone back and says so: exit 3.
+func TestRolloutAtomicFrozenClient(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	f.c.env = []string{"HOIST_TEST_STEP=rollout.check:stop"}
+	s := f.c.start(f.atomicArgs()...)
+	f.c.env = nil
+	waitFor(t, 30*time.Second, "the client stops at rollout.check", func() bool {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+		_, st, _ := strings.Cut(string(b), ") ")
+		return strings.HasPrefix(st, "T")
+	})
+	defer func() {
+		if t.Failed() {
+			t.Logf("the client's output: %s\n%s", s.stdout(), s.stderr())
+		}
+	}()
+	waitFor(t, 60*time.Second, "every host goes back by itself", func() bool {
+		for i := range f.hosts {
+			if f.current(t, i) != f.id1 {
+				return false
+			}
+		}
+		r := f.c.run("--json", "lock", "status")
+		return r.code == 0 && !strings.Contains(r.stdout, `"locked":true`)
+	})
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(t, 60*time.Second); code != 3 {
+		t.Fatalf("want exit 3 once woken, every host back: %d\n%s\n%s", code, s.stdout(), s.stderr())
+	}
+	if !strings.Contains(s.stdout(), f.hosts[1].Target()+"  reverted") {
+		t.Fatalf("want the hosts reverted: %s", s.stdout())
+	}
+	f.settled(t, f.id1)
 }

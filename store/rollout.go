@@ -41,11 +41,14 @@ var errEnded = errors.New("the host command ended")
 // quarter lease so that it knows the client is there.
 type session struct {
 	queue chan shellcmd.Verdict
-	mu    sync.Mutex
-	send  func(string)
-	done  chan struct{}
-	reply *remote.Reply
-	err   error // the exec's, or the reply's
+	// pending are the verdicts read from queue that no step has taken yet
+	// (a DONE that came while a vote was waited for).
+	pending []shellcmd.Verdict
+	mu      sync.Mutex
+	send    func(string)
+	done    chan struct{}
+	reply   *remote.Reply
+	err     error // the exec's, or the reply's
 }
 
 // waitFor are the verdicts a session's steps wait for.
@@ -100,15 +103,23 @@ func (ss *session) say(line string) {
 	}
 }
 
-// next is the next verdict of those waited for that is one of verbs; an
-// error when the command ended first (its own, or errEnded).
+// next is the first verdict of those waited for, not taken yet, that is
+// one of verbs; an error when the command ended first (its own, or
+// errEnded). Its steps call it from one goroutine at a time.
 func (ss *session) next(ctx context.Context, verbs ...shellcmd.Verb) (shellcmd.Verdict, error) {
+	for i, v := range ss.pending {
+		if slices.Contains(verbs, v.Verb) {
+			ss.pending = slices.Delete(ss.pending, i, i+1)
+			return v, nil
+		}
+	}
 	for {
 		select {
 		case v := <-ss.queue:
 			if slices.Contains(verbs, v.Verb) {
 				return v, nil
 			}
+			ss.pending = append(ss.pending, v)
 		case <-ss.done:
 			for {
 				select {
@@ -116,6 +127,7 @@ func (ss *session) next(ctx context.Context, verbs ...shellcmd.Verb) (shellcmd.V
 					if slices.Contains(verbs, v.Verb) {
 						return v, nil
 					}
+					ss.pending = append(ss.pending, v)
 				default:
 					if ss.err != nil {
 						return shellcmd.Verdict{}, ss.err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,13 +26,25 @@ import (
 
 // clientSteps are the coordinator's named steps; HOIST_TEST_STEP=NAME
 // makes this process kill itself (SIGKILL) when it comes to step NAME, as
-// a killed workstation would: the e2e tests use it, no user needs it.
+// a killed workstation would, and NAME:stop stop itself (SIGSTOP), as a
+// frozen one would: the e2e tests use it, no user needs it.
 var clientSteps = []string{"rollout.stage", "rollout.prepare", "rollout.switch", "rollout.check", "rollout.vote",
 	"rollout.voted", "rollout.decide", "rollout.decided", "rollout.commit", "rollout.abort", "rollout.revert",
 	"resumer.start", "resumer.decide", "resumer.outcome"}
 
 func clientStep(name string) {
-	if os.Getenv("HOIST_TEST_STEP") != name {
+	step, how, _ := strings.Cut(os.Getenv("HOIST_TEST_STEP"), ":")
+	if step != name {
+		return
+	}
+	if how == "stop" {
+		// The stop may take effect after kill returns: nothing goes on
+		// until the SIGCONT.
+		cont := make(chan os.Signal, 1)
+		signal.Notify(cont, syscall.SIGCONT)
+		defer signal.Stop(cont)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		<-cont
 		return
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
