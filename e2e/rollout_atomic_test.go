@@ -286,3 +286,55 @@ func TestRolloutAtomicFrozenClient(t *testing.T) {
 	}
 	f.settled(t, f.id1)
 }
+
+// TestRolloutAtomicDeciderGone: every host voted ready, then the
+// decider's host command is killed (as a reboot would) before it is asked
+// to commit: the client cannot learn a decision, says the others are in
+// doubt and exits 4; a resume finds the decider undecided, aborts, and
+// every host goes back.
+func TestRolloutAtomicDeciderGone(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	f.c.env = []string{"HOIST_TEST_STEP=rollout.decide:stop"}
+	s := f.c.start(f.atomicArgs()...)
+	f.c.env = nil
+	waitFor(t, 30*time.Second, "the client stops at rollout.decide", func() bool {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+		_, st, _ := strings.Cut(string(b), ") ")
+		return strings.HasPrefix(st, "T")
+	})
+	decider := &cli{t: t, home: f.c.home, flags: append([]string{"-H", f.hosts[0].Target()}, f.c.flags[2:]...)}
+	r := decider.run("--json", "lock", "status")
+	var st output.LockStatus
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
+		t.Fatalf("the decider's lock: %v %s", err, r)
+	}
+	pid, err := strconv.Atoi(st.Owner.HolderPID)
+	if err != nil {
+		t.Fatalf("holder pid %q", st.Owner.HolderPID)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the decider's lock is released", func() bool {
+		r := decider.run("--json", "lock", "status")
+		return r.code == 0 && strings.Contains(r.stdout, `"locked":false`)
+	})
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(t, 60*time.Second); code != 4 || !strings.Contains(s.stderr(), "the other hosts are in doubt; run hoist rollout resume") ||
+		!strings.Contains(s.stdout(), f.hosts[1].Target()+"  in-doubt") || !strings.Contains(s.stdout(), f.hosts[2].Target()+"  in-doubt") {
+		t.Fatalf("want exit 4, the others in doubt: %d\n%s\n%s", code, s.stdout(), s.stderr())
+	}
+	for i := range f.hosts {
+		if f.current(t, i) == f.id1 {
+			t.Fatalf("host %d went back before the decision was read", i)
+		}
+	}
+	res := f.c.run("rollout", "resume", rolloutID(t, run{stdout: s.stdout()}))
+	if res.code != 3 || !strings.Contains(res.stderr, "says abort") {
+		t.Fatalf("want the resume to abort the undecided rollout: %s", res)
+	}
+	f.settled(t, f.id1)
+}
