@@ -46,7 +46,21 @@ func (h *healthEnv) startAt(index int, step string, then func(pt *store.Particip
 		if err != nil {
 			return err
 		}
-		return then(pt)
+		err = then(pt)
+		// The client goes away only once the host stands at step (or
+		// has ended), which it may reach after what then waited for.
+		at := filepath.Join(lock.PauseDir(l), step+".at")
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if _, serr := os.Stat(at); serr == nil {
+				break
+			}
+			select {
+			case <-pt.Ended():
+				return err
+			default:
+			}
+		}
+		return err
 	})
 }
 
