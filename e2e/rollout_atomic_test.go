@@ -132,6 +132,13 @@ func TestRolloutAtomicOneFails(t *testing.T) {
 			t.Fatalf("%s: marked bad %v; want the failing host alone: %s", o.Host, bad, lr)
 		}
 	}
+	// Marked bad there, the runtime is refused on that host: nothing is
+	// switched anywhere.
+	if r := f.c.run(f.atomicArgs()...); r.code != 1 || !strings.Contains(r.stderr, "is marked bad here") ||
+		!strings.Contains(r.stdout, f.hosts[0].Target()+"  unchanged") {
+		t.Fatalf("want the bad runtime refused and no host switched: %s", r)
+	}
+	f.settled(t, f.id1)
 	if r := f.c.run(f.atomicArgs("--canary", "1")...); r.code != 2 {
 		t.Fatalf("--atomic with --canary: want a usage error: %s", r)
 	}
