@@ -245,11 +245,10 @@ func rolloutHosts(ws []*worker) []*rolloutHost {
 // atomicRun is one --atomic rollout's coordinator, after staging: live
 // are the hosts taking part, the first of them the decider.
 type atomicRun struct {
-	a        *app
-	rid, id  string
-	live     []*worker
-	stop     <-chan struct{}
-	aborting bool
+	a       *app
+	rid, id string
+	live    []*worker
+	stop    <-chan struct{}
 }
 
 func (c *atomicRun) stopped() bool {
@@ -371,7 +370,8 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 	// other host alone, then the rest.
 	if decision != "commit" {
 		c.a.con.line(fmt.Sprintf("hoist: rollout %s: the decider %s has decided abort (a resume came first): every host goes back", c.rid, printable(decider.name)))
-		c.aborting = true
+	} else {
+		c.a.con.line(fmt.Sprintf("hoist: rollout %s: every host passed its checks and voted; the decider %s has decided commit", c.rid, printable(decider.name)))
 	}
 	c.tell(ctx, others, decision, "rollout.commit")
 	c.rows()
@@ -381,7 +381,6 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 // (rollout.abort, rollout.aborted), then every other host is told to go
 // back (rollout.revert).
 func (c *atomicRun) abort(ctx context.Context, why string, args ...any) {
-	c.aborting = true
 	c.a.con.line(fmt.Sprintf("hoist: rollout %s: %s: every host goes back", c.rid, fmt.Sprintf(why, args...)))
 	clientStep("rollout.abort")
 	decider := c.live[0]
