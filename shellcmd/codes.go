@@ -35,7 +35,9 @@ const (
 	CodePin       Code = "pin"
 	CodeGC        Code = "gc"
 	// A health-checked switch's.
-	CodeBad Code = "bad"
+	CodeBad     Code = "bad"
+	CodeJournal Code = "journal"
+	CodeInDoubt Code = "indoubt"
 )
 
 // codeSpec is one error code: the package whose errors it is (lock's
@@ -111,6 +113,23 @@ var codes = []codeSpec{
 			at = " at " + time.Unix(n, 0).UTC().Format(time.RFC3339)
 		}
 		return id + " is marked bad here: it failed its checks" + at + " (" + why + "); --force tries it anyway"
+	}},
+	{CodeJournal, ofRollout, func(d string) string {
+		if p, ok := strings.CutSuffix(d, " exists"); ok {
+			return p + " is there already (a resume ended this rollout here): nothing was switched; start a new rollout"
+		}
+		return d + " is not what hoist makes in a rollout's record; hoist touched nothing: look at it, and move the record away by hand"
+	}},
+	{CodeInDoubt, ofRollout, func(d string) string {
+		id, rest, _ := strings.Cut(d, " ")
+		dec, hosts, _ := strings.Cut(rest, " ")
+		decider := "the decider"
+		if i, err := strconv.Atoi(dec); err == nil {
+			if hs := strings.Split(hosts, ","); i >= 0 && i < len(hs) {
+				decider += " " + unpct(hs[i])
+			}
+		}
+		return "rollout " + id + " is in doubt here (voted ready; " + decider + " has the decision); run hoist rollout resume " + id + ", or --force to override"
 	}},
 }
 

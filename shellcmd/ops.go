@@ -49,6 +49,8 @@ var (
 	takeCodes  = []Code{CodeNoHome, CodePath, CodeMkdir, CodeLockPath, CodeRecord, CodePermission}
 	// A health-checked switch's verdicts (sh/health.sh).
 	health = []Verb{VerbPrepared, VerbRestarted, VerbProbe, VerbProbed, VerbTry, VerbHealthy, VerbUnhealthy, VerbReverted}
+	// What settling an unfinished record may say (sh/journal.sh).
+	settleCodes = []Code{CodeJournal, CodeInDoubt}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -92,9 +94,9 @@ var (
 	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpActivate  = &Op{Name: "activate", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
+		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
 	OpRollback = &Op{Name: "rollback", Sends: join(waiting, health, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound}),
-		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
+		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
 	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{VerbPinned, VerbUnpinned, VerbNotFound}),
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodePin})}
 	OpGC = &Op{Name: "gc", Sends: join(waiting, []Verb{VerbKeep, VerbDelete, VerbSweep, VerbNoProc}),
@@ -102,6 +104,14 @@ var (
 	// OpRStatus is read-only and takes no lock: the records of a rollout
 	// (sh/records.sh).
 	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
+	// OpRollout is one host's part in an --atomic rollout, OpResume the
+	// settling of one rollout's record (sh/rollout.sh).
+	OpRollout = &Op{Name: "rollout", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbVoted, VerbDecided, VerbInDoubt, VerbDone}),
+		Ends:  join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}),
+		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
+	OpResume = &Op{Name: "resume", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbPlan, VerbNoRecord, VerbDecided, VerbInDoubt, VerbDone}),
+		Ends:  join(releasing, []Verb{VerbPlan, VerbNoRecord, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}),
+		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch})}
 	// OpRoot is read-only: where the store's root is on the host.
 	OpRoot = &Op{Name: "root", Ends: []Verb{VerbRoot, VerbError}, Codes: setupCodes}
 	// OpDoctor is read-only; it runs without h_setup (NoSetup) and
@@ -113,4 +123,4 @@ var (
 
 // Ops lists every operation.
 var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote, OpFetch, OpReach,
-	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot, OpRStatus}
+	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot, OpRStatus, OpRollout, OpResume}

@@ -76,6 +76,13 @@ const (
 	VerbRPart     Verb = "RPART"
 	VerbJournal   Verb = "JOURNAL"
 	VerbRStatus   Verb = "RSTATUS"
+	// An --atomic rollout's (docs/rollout.md, "All or nothing").
+	VerbVoted    Verb = "VOTED"
+	VerbDecided  Verb = "DECIDED"
+	VerbInDoubt  Verb = "INDOUBT"
+	VerbDone     Verb = "DONE"
+	VerbPlan     Verb = "PLAN"
+	VerbNoRecord Verb = "NORECORD"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -181,6 +188,12 @@ var protocol = []verbSpec{
 	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},
 	{verb: VerbJournal, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status: a record, or a part of it, that is not what hoist makes; not read further"},
 	{verb: VerbRStatus, owner: ofRollout, fields: []string{"id", "current"}, doc: "rollout status: the end; the rollout read (- none) and what current names now"},
+	{verb: VerbVoted, owner: ofRollout, fields: []string{"vote"}, doc: "this host's vote, as written (ready, or aborted by a settler first)"},
+	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},
+	{verb: VerbInDoubt, owner: ofRollout, fields: []string{"id"}, doc: "voted ready and no outcome: nothing changed until the decision is learnt"},
+	{verb: VerbDone, owner: ofRollout, fields: []string{"id", "side"}, doc: "the host finished: current and its service are on this side (to, from, overridden)"},
+	{verb: VerbPlan, owner: ofRollout, fields: []string{"id", "from", "to", "index", "decider", "hosts"}, doc: "resume: the record here: from, to, its place in hosts and the decider's (- for a tombstone)"},
+	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 }
 
 // specs finds a verb's row.

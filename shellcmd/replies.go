@@ -415,3 +415,31 @@ func (v Verdict) Health() HealthLine {
 	h.FirstOK, h.Stable, h.Tries = time.Duration(f)*time.Millisecond, time.Duration(st)*time.Millisecond, int(t)
 	return h
 }
+
+// RolloutLine is an --atomic rollout's verdict: VOTED (Vote), DECIDED
+// (Decision), INDOUBT and NORECORD (ID), DONE (ID, Side), PLAN (ID,
+// From, To, Index and Decider, -1 for "-", and Hosts decoded).
+type RolloutLine struct {
+	ID, Vote, Decision, Side string
+	From, To                 string
+	Index, Decider           int
+	Hosts                    []string
+}
+
+// Rollout reads VOTED, DECIDED, INDOUBT, DONE, PLAN and NORECORD.
+func (v Verdict) Rollout() RolloutLine {
+	v = v.of(VerbVoted, VerbDecided, VerbInDoubt, VerbDone, VerbPlan, VerbNoRecord)
+	l := RolloutLine{ID: v.get("id"), Vote: v.get("vote"), Decision: v.get("decision"), Side: v.get("side"), From: v.get("from"), To: v.get("to"), Index: -1, Decider: -1}
+	if n, ok := number(v.get("index")); ok {
+		l.Index = int(n)
+	}
+	if n, ok := number(v.get("decider")); ok {
+		l.Decider = int(n)
+	}
+	if hs := v.get("hosts"); hs != "" {
+		for _, h := range strings.Split(hs, ",") {
+			l.Hosts = append(l.Hosts, unpct(h))
+		}
+	}
+	return l
+}

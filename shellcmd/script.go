@@ -141,6 +141,8 @@ type Params struct {
 	DryRun     bool // GC says its plan and changes nothing
 	// Health makes Activate and Rollback a health-checked switch.
 	Health Health
+	// Rollout is an --atomic rollout's part for Rollout's participant.
+	Rollout Rollout
 
 	// A test's pauses: no part of the API, hence embedded unexported.
 	testHooks
@@ -161,6 +163,14 @@ type Health struct {
 	// Interval between tries' starts, Timeout per try, Deadline to the
 	// first success after the restart, Stable the window after it.
 	Interval, Timeout, Deadline, Stable time.Duration
+}
+
+// Rollout is one host's place in an --atomic rollout (docs/rollout.md):
+// every target of the rollout, in order, this host's index among them
+// and the decider's.
+type Rollout struct {
+	Hosts          []string
+	Index, Decider int
 }
 
 // testHooks are the fields of Params that only tests set: package lock's
@@ -291,6 +301,9 @@ func (p Params) values() []param {
 		{"ctimeout", n(p.Health.Timeout.Milliseconds())},
 		{"cdeadline", n(p.Health.Deadline.Milliseconds())},
 		{"stable", n(p.Health.Stable.Milliseconds())},
+		{"rhosts", rolloutHosts(p.Rollout.Hosts)},
+		{"rindex", n(int64(p.Rollout.Index))},
+		{"rdecider", n(int64(p.Rollout.Decider))},
 		{"pause", p.Pause.Dir},
 		{"pauseat", strings.Join(p.Pause.At, " ")},
 	}
@@ -317,6 +330,16 @@ func assign(b *strings.Builder, name, value string) {
 		return
 	}
 	b.WriteString(name + "=" + shellescape.Quote(value) + "\n")
+}
+
+// rolloutHosts is a plan's hosts= field: each target percent-encoded (as a
+// lock record's values), joined by commas.
+func rolloutHosts(hs []string) string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = pct(h)
+	}
+	return strings.Join(out, ",")
 }
 
 func orDash(s string) string {

@@ -196,81 +196,30 @@ var rolloutIDRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
 func ValidRolloutID(id string) bool { return rolloutIDRE.MatchString(id) }
 
 func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Checks, wait time.Duration, ev lock.Events) (*Health, error) {
-	for _, e := range c.Exec {
-		// The host gets them a line each.
-		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, "\n\r") {
-			return nil, fmt.Errorf("check %q: a check is a command of one line", e)
-		}
+	if err := checkLines(c); err != nil {
+		return nil, err
 	}
 	p := s.wire().Params()
 	p.ID, p.Wait, p.Force = id, wait, c.Force
-	dial := newDialled(s, c)
 	for _, v := range []string{c.Rollout, c.RevertOf} {
 		if v != "" && !ValidRolloutID(v) {
 			return nil, fmt.Errorf("rollout %q: not a rollout id (<UTC time>-<6 hex>)", v)
 		}
 	}
+	var dial *dialled
 	if c.Sequenced() {
-		p.Health = shellcmd.Health{ID: cmp.Or(c.Rollout, NewSequenceID()), RevertOf: c.RevertOf, Restart: c.Restart, Exec: c.Exec, Dialled: len(dial.probes),
-			Interval: orDur(c.Interval, DefaultCheckInterval), Timeout: orDur(c.Timeout, DefaultCheckTimeout),
-			Deadline: orDur(c.Deadline, DefaultCheckDeadline), Stable: max(c.Stable, 0)}
+		p.Health, dial = s.sequence(cmp.Or(c.Rollout, NewSequenceID()), c)
+		p.Health.RevertOf = c.RevertOf
 		if c.Rollout != "" || c.RevertOf != "" {
 			p.Health.Mode = "batch"
 		}
-		// A tenth of the try's time is left for the answer to reach the
-		// host: a probe that hangs is its service's failure, not a
-		// silent client's.
-		dial.timeout = p.Health.Timeout * 9 / 10
+	} else {
+		dial = newDialled(s, c)
 	}
-	h := &Health{ID: p.Health.ID}
-	ph := &h.Check
-	unhealthy, reverted, activated, prepared := false, false, false, false
-	// The dialled tries in flight, each bounded by the per-try timeout:
-	// waited for before the account is read.
-	var tries sync.WaitGroup
-	r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, c.Stop, func(v shellcmd.Verdict, send func(string)) {
-		switch v.Verb {
-		case shellcmd.VerbProbe:
-			seq, cur := v.ProbeSeq(), ph
-			tries.Add(1)
-			go func() {
-				defer tries.Done()
-				send(dial.try(ctx, seq, cur))
-			}()
-		case shellcmd.VerbActivated:
-			cur, prev := v.Activated()
-			h.Current, activated = cur, true
-			if !unhealthy {
-				h.To, h.From = cur, prev
-			}
-		case shellcmd.VerbPrepared:
-			prepared = true
-		case shellcmd.VerbRestarted:
-			if prepared { // not a settled record's
-				ph.RestartStatus, ph.RestartTook = v.Restarted()
-			}
-		case shellcmd.VerbProbed:
-			pl := v.Probe()
-			dial.add(ph, pl.Seq, Probe{Name: pl.Name, OK: pl.OK, Took: pl.Took, Detail: pl.Detail})
-		case shellcmd.VerbTry:
-			pl := v.Probe()
-			dial.set(ph, pl.Seq, pl.OK, pl.Took, pl.Detail)
-		case shellcmd.VerbHealthy:
-			hl := v.Health()
-			h.Healthy, ph.FirstOK, ph.Stable = true, hl.FirstOK, hl.Stable
-		case shellcmd.VerbUnhealthy:
-			unhealthy, h.Why = true, v.Health().Why
-			h.Revert = &Phase{}
-			ph = h.Revert
-		case shellcmd.VerbReverted:
-			hl := v.Health()
-			reverted, h.RevertVerdict = true, hl.Verdict
-			if hl.Verdict == "none" {
-				h.Revert = nil
-			}
-		}
-	})
-	tries.Wait()
+	rd := newSeqReader(ctx, &Health{ID: p.Health.ID}, dial)
+	r, err := s.wire().ExecAnswering(ctx, shellcmd.Render(op, p), ev, c.Stop, rd.on)
+	rd.tries.Wait()
+	h, unhealthy, reverted, activated, prepared := rd.h, rd.unhealthy, rd.reverted, rd.activated, rd.prepared
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +258,94 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 		h.ID, h.Healthy = "", true
 	}
 	return h, nil
+}
+
+// sequence is the host's part of c for a sequence id, and the probes this
+// client dials for it.
+func (s *Store) sequence(id string, c Checks) (shellcmd.Health, *dialled) {
+	dial := newDialled(s, c)
+	h := shellcmd.Health{ID: id, Restart: c.Restart, Exec: c.Exec, Dialled: len(dial.probes),
+		Interval: orDur(c.Interval, DefaultCheckInterval), Timeout: orDur(c.Timeout, DefaultCheckTimeout),
+		Deadline: orDur(c.Deadline, DefaultCheckDeadline), Stable: max(c.Stable, 0)}
+	// A tenth of the try's time is left for the answer to reach the host:
+	// a probe that hangs is its service's failure, not a silent client's.
+	dial.timeout = h.Timeout * 9 / 10
+	return h, dial
+}
+
+// checkLines refuses checks the host could not take a line each.
+func checkLines(c Checks) error {
+	for _, e := range c.Exec {
+		if strings.TrimSpace(e) == "" || strings.ContainsAny(e, "\n\r") {
+			return fmt.Errorf("check %q: a check is a command of one line", e)
+		}
+	}
+	return nil
+}
+
+// seqReader reads a sequence's verdicts as they come into its Health,
+// and answers PROBE with the dialled probes' results.
+type seqReader struct {
+	ctx                                      context.Context
+	h                                        *Health
+	ph                                       *Phase
+	dial                                     *dialled
+	tries                                    sync.WaitGroup // the dialled tries in flight, each bounded by the per-try timeout
+	unhealthy, reverted, activated, prepared bool
+}
+
+func newSeqReader(ctx context.Context, h *Health, dial *dialled) *seqReader {
+	return &seqReader{ctx: ctx, h: h, ph: &h.Check, dial: dial}
+}
+
+func (rd *seqReader) on(v shellcmd.Verdict, send func(string)) {
+	h := rd.h
+	switch v.Verb {
+	case shellcmd.VerbProbe:
+		seq, cur := v.ProbeSeq(), rd.ph
+		rd.tries.Add(1)
+		go func() {
+			defer rd.tries.Done()
+			send(rd.dial.try(rd.ctx, seq, cur))
+		}()
+	case shellcmd.VerbActivated:
+		cur, prev := v.Activated()
+		h.Current, rd.activated = cur, true
+		switch {
+		case h.Healthy:
+			// An --atomic participant told to go back after its
+			// checks passed: what follows is the revert's.
+			h.Revert = &Phase{}
+			rd.ph = h.Revert
+		case !rd.unhealthy:
+			h.To, h.From = cur, prev
+		}
+	case shellcmd.VerbPrepared:
+		rd.prepared = true
+	case shellcmd.VerbRestarted:
+		if rd.prepared { // not a settled record's
+			rd.ph.RestartStatus, rd.ph.RestartTook = v.Restarted()
+		}
+	case shellcmd.VerbProbed:
+		pl := v.Probe()
+		rd.dial.add(rd.ph, pl.Seq, Probe{Name: pl.Name, OK: pl.OK, Took: pl.Took, Detail: pl.Detail})
+	case shellcmd.VerbTry:
+		pl := v.Probe()
+		rd.dial.set(rd.ph, pl.Seq, pl.OK, pl.Took, pl.Detail)
+	case shellcmd.VerbHealthy:
+		hl := v.Health()
+		h.Healthy, rd.ph.FirstOK, rd.ph.Stable = true, hl.FirstOK, hl.Stable
+	case shellcmd.VerbUnhealthy:
+		rd.unhealthy, h.Why = true, v.Health().Why
+		h.Revert = &Phase{}
+		rd.ph = h.Revert
+	case shellcmd.VerbReverted:
+		hl := v.Health()
+		rd.reverted, h.RevertVerdict = true, hl.Verdict
+		if hl.Verdict == "none" {
+			h.Revert = nil
+		}
+	}
 }
 
 func orDur(d, def time.Duration) time.Duration {

@@ -25,11 +25,13 @@ type rolloutOptions struct {
 	maxFail         string
 	onFail          string
 	skipUnreachable bool
+	atomic          bool
+	holdLease       time.Duration
 	checkFlags
 }
 
 func (a *app) rolloutCommand() *cobra.Command {
-	o := rolloutOptions{canary: -1, maxFail: "0", onFail: "stop", checkFlags: newCheckFlags()}
+	o := rolloutOptions{canary: -1, maxFail: "0", onFail: "stop", holdLease: store.DefaultHoldLease, checkFlags: newCheckFlags()}
 	c := &cobra.Command{
 		Use:   "rollout ARTIFACT|REF",
 		Short: "push a runtime to every host, then switch them batch by batch, health-checked",
@@ -75,8 +77,10 @@ and every host is on a runtime that passed them; 4: a host is in doubt.`,
 	f.StringVar(&o.maxFail, "max-fail", "0", "stop when the failures in one batch exceed `N|P%` (a count, or a percentage of the batch)")
 	f.StringVar(&o.onFail, "on-fail", "stop", "`WHAT` to do when the rollout stops: stop, revert (every host it switched goes back) or continue")
 	f.BoolVar(&o.skipUnreachable, "skip-unreachable", false, "skip a host that cannot be reached, instead of failing the rollout before any switch")
+	f.BoolVar(&o.atomic, "atomic", false, "all or nothing: every host switches and is checked at once, then all stay or all go back (no --canary, --batch)")
+	f.Var(durationValue{&o.holdLease}, "hold-lease", "--atomic: a host takes the rollout for gone after `D` without a word from it")
 	o.checkFlags.add(f)
-	c.AddCommand(a.rolloutStatusCommand())
+	c.AddCommand(a.rolloutStatusCommand(), a.rolloutResumeCommand())
 	return c
 }
 
@@ -116,6 +120,9 @@ type rolloutOrder struct {
 }
 
 func (a *app) rollout(source string, o rolloutOptions) error {
+	if o.atomic {
+		return a.rolloutAtomic(source, o)
+	}
 	checks, err := o.checks()
 	if err != nil {
 		return err

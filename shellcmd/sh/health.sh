@@ -177,95 +177,46 @@ h_quit() {
 	{ [ -z "$h_stay" ] && [ -f "$h_scr/stop" ]; } || { [ "$h_ndial" -gt 0 ] && [ -f "$h_scr/gone" ]; }
 }
 
-# h_unfinished DIR: the record DIR has its plan and no done.
-h_unfinished() {
-	[ -f "$1/plan" ] && [ ! -e "$1/done" ] && [ ! -L "$1/done" ]
-}
-
-# h_journaled ID: an unfinished record (no done) names ID as from or to:
-# gc keeps it, whatever else it keeps.
-h_journaled() {
-	set +f
-	for h_jd in "$h_store"/.rollouts/*/plan; do
-		h_unfinished "${h_jd%/plan}" || continue
-		case " $(cat "$h_jd" 2>/dev/null) " in *" from=$1 "* | *" to=$1 "*)
-			set -f
-			return 0
-			;;
-		esac
-	done
-	set -f
-	return 1
-}
-
-# h_ownrecord DIR: DIR is this login's and only it may write there, as
-# h_health makes a record (mkdir -m 700): only such a record's restart runs
-# as this login; another login's (a team store's) is left to that login.
-h_ownrecord() {
-	[ -n "$(find "$1" -prune -type d -user "$h_uid" ! -perm -020 ! -perm -002 2>/dev/null)" ]
-}
-
-# h_settle: the local rule for one host (docs/rollout.md): a record left
-# unfinished (its host command died) was never found healthy, so current
-# goes back to its from if it still names its to, and the record's restart
-# runs for the from side, also when the dead command had reverted already
-# (its restart may have been cut short); then the record is finished.
-h_settle() {
-	set +f
-	for h_jd in "$h_store"/.rollouts/*/plan; do
-		set -f
-		h_unfinished "${h_jd%/plan}" || continue
-		h_ownrecord "${h_jd%/plan}" || continue
-		h_jf= h_jt= h_jdl=30000 h_pl=$(cat "$h_jd" 2>/dev/null)
-		for h_w in $h_pl; do
-			case $h_w in
-			from=*) h_jf=${h_w#from=} ;;
-			to=*) h_jt=${h_w#to=} ;;
-			deadline=[0-9]*) h_jdl=${h_w#deadline=} ;;
-			esac
-		done
-		h_jside=from h_jsw=
-		[ ! -f "${h_jd%/plan}/switched" ] || h_jsw=1
-		if [ -n "$h_jf" ] && [ "$h_jf" != - ] && [ "$(h_pointer current)" = "$h_jt" ]; then
-			h_activate "$h_jf" revert:interrupted || return 1
-			h_jsw=1
-		elif [ "$(h_pointer current)" = "$h_jt" ]; then
-			h_jside=to
-		fi
-		# A record that never switched current restarts nothing.
-		if [ -n "$h_jsw" ] && [ "$h_jside" = from ] && [ "$(h_pointer current)" = "$h_jf" ] && [ -f "${h_jd%/plan}/restart" ]; then
-			h_t0=$(date +%s) h_sub=$h_jf h_oth=$h_jt
-			h_setsid=
-			if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
-			h_spawn "$(cat "${h_jd%/plan}/restart")" restart
-			h_clock
-			h_reap restart $((h_now + h_jdl)) || :
-		fi
-		h_fence && ln -s "$h_jside" "${h_jd%/plan}/done" 2>/dev/null
-	done
-	set -f
-	return 0
-}
-
-# h_health TO: the sequence, under the lock, from current to TO. ACTION
-# (activate, rollback) names the switch in the history.
-h_health() {
-	h_t0=$(date +%s) h_from=$(h_pointer current)
-	h_setsid=
+# h_seqinit: a sequence's clock starts (h_t0) and its spawned commands get
+# a session of their own where setsid is there.
+h_seqinit() {
+	h_t0=$(date +%s) h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
-	h_rec=$h_store/.rollouts/$hp_hid
+}
+
+# h_record MODE TO [FIELDS]: the record of hp_hid, from current (h_from) to
+# TO, made in .rollouts/.new-<id> and renamed into place whole, fenced; a
+# record of that id already there (a resume's tombstone) is never entered
+# (ERROR journal). FIELDS are the plan's fields of an --atomic record.
+h_record() {
+	h_rec=$h_store/.rollouts/$hp_hid h_new=$h_store/.rollouts/.new-$hp_hid
 	h_fence || return 1
-	if ! { h_mkshared "$h_store/.rollouts" && mkdir -m 700 "$h_store/.rollouts/.new-$hp_hid" &&
-		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s token=%s lease=%s since=%s deadline=%s%s\n' \
-			"$hp_hid" "${hp_hmode:-single}" "${h_from:--}" "$1" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "${hp_hof:+ revert-of=$hp_hof}" >"$h_store/.rollouts/.new-$hp_hid/plan" &&
-		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_store/.rollouts/.new-$hp_hid/restart"; } &&
-		mv "$h_store/.rollouts/.new-$hp_hid" "$h_rec"; } 2>/dev/null; then
+	if [ -e "$h_rec" ] || [ -L "$h_rec" ]; then
+		h_say ERROR journal "$(h_oneline "$hp_storedir/.rollouts/$hp_hid") exists"
+		return 1
+	fi
+	if ! { h_mkshared "$h_store/.rollouts" && mkdir -m 700 "$h_new" &&
+		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s%s token=%s lease=%s since=%s deadline=%s%s\n' \
+			"$hp_hid" "$1" "${h_from:--}" "$2" "$3" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "${hp_hof:+ revert-of=$hp_hof}" >"$h_new/plan" &&
+		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_new/restart"; } &&
+		mv "$h_new" "$h_rec"; } 2>/dev/null; then
 		h_say ERROR switch "cannot write the record $(h_oneline "$hp_storedir/.rollouts/$hp_hid"): check free space and permissions on the store"
 		return 1
 	fi
-	h_say PREPARED "$hp_hid" "${h_from:--}" "$1"
-	h_step host.prepare
-	h_activate "$1" "$2" || return 1
+	# A tombstone made since the look: the record went inside it.
+	if [ -d "$h_rec/.new-$hp_hid" ]; then
+		rm -rf "$h_rec/.new-$hp_hid"
+		h_say ERROR journal "$(h_oneline "$hp_storedir/.rollouts/$hp_hid") exists"
+		return 1
+	fi
+	h_say PREPARED "$hp_hid" "${h_from:--}" "$2"
+}
+
+# h_forward TO ACTION: the switch to TO (h_activate, ACTION in the history),
+# its restart and checks: 0 HEALTHY, 1 UNHEALTHY (TO marked bad unless
+# the client was the cause; h_why says why), 2 the switch failed.
+h_forward() {
+	h_activate "$1" "$2" || return 2
 	: >"$h_rec/switched"
 	h_step host.switch
 	h_sub=$1 h_oth=$h_from h_ndial=$hp_ndial h_stay=
@@ -274,27 +225,49 @@ h_health() {
 		[ -z "$h_first" ] || h_fok=$((h_first - h_pbeg))
 		h_say HEALTHY "$hp_hid" "$h_fok" $((h_now - ${h_first:-$h_now})) "$h_tries"
 		rm -f "$h_store/.bad/$1"
-		ln -s to "$h_rec/done"
 		return 0
 	fi
 	[ -n "$h_why" ] || h_why="restart: exit $h_rst"
 	h_say UNHEALTHY "$hp_hid" "$(h_pct "$(h_oneline "$h_why")")"
 	[ -n "$h_client" ] || h_markbad "$1" "$h_why"
+	return 1
+}
+
+# h_back TO: current goes back from TO to h_from (revert:<why> in the
+# history), which is restarted and checked: h_rvd is its verdict (none:
+# nothing to go back to). Fails when the revert could not be made.
+h_back() {
 	h_step host.revert
-	if [ -z "$h_from" ]; then
-		h_say REVERTED "$hp_hid" "$1" - none
-		return 0
-	fi
+	h_rvd=none
+	[ -n "$h_from" ] || return 0
 	h_activate "$h_from" "revert:${h_why%%:*}" || return 1
 	h_step host.restore
 	# A client that left cannot dial: the revert is checked by the exec
 	# probes alone, and is unchecked when there are none.
-	h_sub=$h_from h_oth=$1 h_rv=unhealthy h_stay=1
+	h_sub=$h_from h_oth=$1 h_rvd=unhealthy h_stay=1
 	if h_left; then h_ndial=0; fi
 	if h_restart && h_probe; then
-		h_rv=healthy
-		if [ -z "$hp_checks" ] && [ "$h_ndial" -lt "$hp_ndial" ]; then h_rv=unchecked; fi
+		h_rvd=healthy
+		if [ -z "$hp_checks" ] && [ "$h_ndial" -lt "$hp_ndial" ]; then h_rvd=unchecked; fi
 	fi
-	ln -s from "$h_rec/done"
-	h_say REVERTED "$hp_hid" "$1" "$h_from" "$h_rv"
+}
+
+# h_health TO ACTION: the sequence, under the lock, from current to TO.
+# ACTION (activate, rollback) names the switch in the history.
+h_health() {
+	h_seqinit
+	h_from=$(h_pointer current)
+	h_record "${hp_hmode:-single}" "$1" || return 1
+	h_step host.prepare
+	h_forward "$1" "$2"
+	case $? in
+	0)
+		ln -s to "$h_rec/done"
+		return 0
+		;;
+	2) return 1 ;;
+	esac
+	h_back "$1" || return 1
+	[ -z "$h_from" ] || ln -s from "$h_rec/done"
+	h_say REVERTED "$hp_hid" "$1" "${h_from:--}" "$h_rvd"
 }

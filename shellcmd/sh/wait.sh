@@ -3,12 +3,16 @@
 # stop the command (the guardian does, h_guard); "ack" confirms that a manual hold reached the client. The
 # reader runs in the background and only leaves marker files in h_scr
 # (h_mark); its output goes nowhere, so it never holds the channel open.
+# Every line renews "heard"; a rollout's control words leave c-<word>
+# (sh/rollout.sh).
 h_watch() {
 	exec 5<&0
 	{
 		while IFS= read -r h_l; do
+			h_mark heard
 			case $h_l in
 			stop | ack) h_mark "$h_l" ;;
+			switch | go | commit | abort | settle | decide) h_mark "c-$h_l" ;;
 			# A dialled probe's answer (sh/health.sh, h_try).
 			"probe "*) printf '%s\n' "$h_l" >>"$h_scr/answers" ;;
 			esac
