@@ -41,40 +41,36 @@ h_op_stream() {
 }
 
 # h_flow: reads the client's lines (h_feed, in the background on a copy of
-# standard input, which it reads no further than E) while tee hands what it
-# copies to tar, in unpack-<token>, and to the SHA-256 tool, through a FIFO;
-# both in stream-<token>, made here and now. Sets h_fr: "ok" (streamed to
-# the end: tar, tee and the tool ended well and the digest is E's, which is
-# hp_sum now), "full" (at E, but in doubt: the full pass) or "Y" (no E: the
-# stage goes back). A host without mkfifo, tee or dd, or a tool that cannot
-# be chosen, only reads the lines: the full pass at E.
+# standard input, which it reads no further than E) while the bytes they say
+# are whole go to tar, in unpack-<token>, and to the SHA-256 tool, each
+# through a FIFO of its own in stream-<token>, made here and now. Sets h_fr:
+# "ok" (streamed to the end: tar and every copy ended well and the digest
+# is E's, which is hp_sum now), "full" (at E, but in doubt: the full pass)
+# or "Y" (no E: the stage goes back). A host without mkfifo or dd, or whose
+# SHA-256 tool cannot be chosen, only reads the lines: the full pass at E.
 h_flow() {
-	h_fr=Y h_sd=stream-$hp_stok h_fo=/dev/null h_tp= h_hp=
-	if command -v mkfifo >/dev/null 2>&1 && command -v tee >/dev/null 2>&1 && command -v dd >/dev/null 2>&1 &&
-		h_shatool && mkdir "$h_sd" 2>/dev/null && mkfifo "$h_sd/in" "$h_sd/sha" 2>/dev/null; then
-		h_fo=$h_sd/in
-		h_shaof "$h_sd/sha" >"$h_sd/sum" 2>/dev/null &
+	h_fr=Y h_sd=stream-$hp_stok h_ft=/dev/null h_fh=/dev/null h_tp= h_hp=
+	if command -v mkfifo >/dev/null 2>&1 && command -v dd >/dev/null 2>&1 && h_shatool &&
+		mkdir "$h_sd" 2>/dev/null && mkfifo "$h_sd/tar.in" "$h_sd/sha.in" 2>/dev/null; then
+		h_ft=$h_sd/tar.in h_fh=$h_sd/sha.in
+		h_shaof "$h_fh" >"$h_sd/sum" 2>/dev/null &
 		h_hp=$!
-		# tar stops at the archive's end; what follows is drained, so tee
-		# never finds its reader gone when all went well.
+		# tar stops at the archive's end; what follows is drained, so the
+		# copy never finds its reader gone when all went well.
 		{
-			{
-				tee "$h_sd/sha"
-				echo "$?" >"$h_sd/tee"
-			} | {
-				(cd "$h_ud" && umask 0 && exec tar -xokf -)
-				echo "$?" >"$h_sd/tar"
-				cat >/dev/null
-			}
-		} <"$h_fo" >/dev/null 2>&1 &
+			(cd "$h_ud" && umask 0 && exec tar -xokf -)
+			echo "$?" >"$h_sd/tar"
+			cat >/dev/null
+		} <"$h_ft" >/dev/null 2>&1 &
 		h_tp=$!
 	else
 		mkdir "$h_sd" 2>/dev/null
 	fi
-	# The one descriptor on the archive, 6, is h_feed's own: a file put
-	# at its name later is never read.
+	# Two descriptors on the archive, 6 for tar's copy and 8 for the
+	# digest's, opened once, here: a file put at its name later is never
+	# read. Both read the same bytes, as the full pass's two readers do.
 	exec 7<&0
-	h_feed "${h_hp:+1}" <&7 6<artifact.tar >"$h_fo" 2>/dev/null &
+	h_feed "${h_hp:+1}" <&7 6<artifact.tar 8<artifact.tar 3>"$h_ft" 4>"$h_fh" 2>/dev/null &
 	h_fp=$!
 	exec 7<&-
 	h_quiet "$h_fp" >/dev/null 2>&1 &
@@ -82,9 +78,11 @@ h_flow() {
 	wait "$h_fp"
 	kill "$h_qp" 2>/dev/null
 	if [ -n "$h_tp" ]; then
+		# A reader still waiting for its writer (h_feed never ran) gets
+		# its end of file.
+		: <>"$h_ft"
+		: <>"$h_fh"
 		wait "$h_tp"
-		# A tool still waiting for a writer (tee never ran) gets its end.
-		: <>"$h_sd/sha"
 		wait "$h_hp"
 	fi
 	h_l= h_got= h_e=
@@ -96,24 +94,22 @@ h_flow() {
 	# The digest is written without a line's end: read fails at it.
 	{
 		read -r h_got <"$h_sd/sum"
-		read -r h_e <"$h_sd/tee"
 		read -r h_x <"$h_sd/tar"
 	} 2>/dev/null
-	[ "$h_got" = "$hp_sum" ] && [ "$h_e" = 0 ] && [ "$h_x" = 0 ] && (cd "$h_ud" && h_modes) >/dev/null 2>&1 || return 0
+	[ "$h_got" = "$hp_sum" ] && [ "$h_x" = 0 ] && (cd "$h_ud" && h_modes) >/dev/null 2>&1 || return 0
 	h_fr=ok
 	rm -rf "$h_sd"
 }
 
 # h_feed [STREAM]: reads the client's lines on standard input until E, and
-# with STREAM copies the archive from descriptor 6 to standard output in
-# whole 64 KiB blocks, as far as each W says (dd from a plain file reads
-# whole blocks; each copy's "records in" must be the count asked), then at
-# E the rest. Each line is counted in stream-<token>/beat with the blocks
-# copied so far (h_quiet reads it). A W that goes back, a line that does
-# not parse, a copy that falls short (an offset beyond the archive's
-# length) or fails (tar gone) is a doubt: nothing more is copied. Writes
-# stream-<token>/res: "E SHA256 [DOUBT]", or "Y" when input ended, or
-# "stop" came, before E.
+# with STREAM copies the archive as far as each W says, in whole MiB
+# blocks, from descriptor 6 to 3 (tar) and from 8 to 4 (the digest), side
+# by side (h_copy), then at E the rest. Each line is counted in
+# stream-<token>/beat with the blocks copied so far (h_quiet reads it). A W
+# that goes back, a line that does not parse, a copy that falls short (an
+# offset beyond the archive's length) or fails (tar gone) is a doubt:
+# nothing more is copied. Writes stream-<token>/res: "E SHA256 [DOUBT]",
+# or "Y" when input ended, or "stop" came, before E.
 h_feed() {
 	h_fb=0 h_fn=0 h_fd=tools
 	if [ "$1" = 1 ]; then h_fd=; fi
@@ -128,11 +124,8 @@ h_feed() {
 			elif [ "$h_nb" -lt "$h_fb" ]; then
 				h_fd=back
 			elif [ "$h_nb" -gt "$h_fb" ]; then
-				h_x=$((h_nb - h_fb))
-				h_r=
 				echo "$h_fn $h_fb busy" >"$h_sd/beat"
-				dd bs=65536 count="$h_x" <&6 2>"$h_sd/dd" && { IFS=+ read -r h_r _ <"$h_sd/dd"; } 2>/dev/null
-				if [ "$h_r" = "$h_x" ]; then h_fb=$h_nb; else h_fd=short; fi
+				if h_copy $((h_nb - h_fb)); then h_fb=$h_nb; else h_fd=short; fi
 				echo "$h_fn $h_fb" >"$h_sd/beat"
 			fi
 			;;
@@ -147,7 +140,7 @@ h_feed() {
 			if [ -z "$h_fd" ]; then
 				[ "$h_nb" -ge "$h_fb" ] || h_fd=back
 				echo "$h_fn $h_fb busy" >"$h_sd/beat"
-				[ -n "$h_fd" ] || cat <&6 || h_fd=copy
+				[ -n "$h_fd" ] || h_copy || h_fd=copy
 			fi
 			echo "E ${h_l#* } $h_fd" >"$h_sd/res"
 			return
@@ -159,15 +152,40 @@ h_feed() {
 	echo "Y $h_fb" >"$h_sd/res"
 }
 
-# h_blocks OFFSET: sets h_nb to the whole 64 KiB blocks below OFFSET, a
+# h_copy [N]: copies N blocks of a MiB from 6 to 3 and from 8 to 4 at
+# once; fails unless both copied all N (dd reads a plain file in whole
+# blocks: its "records in" is the count unless the file ends first). With
+# no N, copies the rest, to the archive's end.
+h_copy() {
+	if [ -z "$1" ]; then
+		cat <&6 >&3 &
+		h_cp=$!
+		cat <&8 >&4 || { wait "$h_cp"; return 1; }
+		wait "$h_cp"
+		return
+	fi
+	dd bs=1048576 count="$1" <&6 >&3 2>"$h_sd/dd.t" &
+	h_cp=$!
+	dd bs=1048576 count="$1" <&8 >&4 2>"$h_sd/dd.h"
+	h_x=$?
+	wait "$h_cp" && [ "$h_x" = 0 ] || return 1
+	h_r= h_x=
+	{
+		IFS=+ read -r h_r _ <"$h_sd/dd.t"
+		IFS=+ read -r h_x _ <"$h_sd/dd.h"
+	} 2>/dev/null
+	[ "$h_r" = "$1" ] && [ "$h_x" = "$1" ]
+}
+
+# h_blocks OFFSET: sets h_nb to the whole MiB blocks below OFFSET, a
 # byte count in decimal digits (no leading zero: the shell would read it as
 # octal). Beyond nine digits awk divides: the shell may count in 32 bits.
 h_blocks() {
 	case $1 in '' | *[!0-9]* | 0?*) return 1 ;; esac
 	if [ "${#1}" -le 9 ]; then
-		h_nb=$(($1 / 65536))
+		h_nb=$(($1 / 1048576))
 	else
-		h_nb=$(awk -v o="$1" 'BEGIN { printf "%.0f", int(o / 65536) }')
+		h_nb=$(awk -v o="$1" 'BEGIN { printf "%.0f", int(o / 1048576) }')
 	fi
 }
 
@@ -209,7 +227,7 @@ h_yield() {
 	case $h_fb in '' | *[!0-9]*) h_fb=0 ;; esac
 	h_sz=$(wc -c <artifact.tar 2>/dev/null)
 	h_x=$(awk -v b="$h_fb" -v z="$h_sz" -v w="$hp_window" 'BEGIN {
-		c = b * 65536
+		c = b * 1048576
 		if (z - w > c) c = z - w
 		printf "%.0f", c
 	}')
