@@ -1,11 +1,13 @@
 package lock_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hoistdev/hoist/lock"
@@ -116,6 +118,42 @@ var onePassTests = []struct {
 		close(resume)
 		e.stageGone(goOn())
 		e.checkRuntime(art)
+	}},
+	// The stage renamed and its name given to a directory of the login's
+	// while the promotion streams (as a member of a team's store could):
+	// an archive there that links to a file of the login's, and the
+	// directory the promotion unpacks into as a link to another. The
+	// promotion goes on in the stage it entered, never through the name
+	// (cd -P), and promotes; nothing planted is written through.
+	{"promote.streaming", func(e *stepEnv) {
+		art := e.bigArtifact(4 << 20)
+		victim := e.t.TempDir()
+		_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Uploaded: func(int64) {
+			st := e.stageOf()
+			for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if m, _ := filepath.Glob(filepath.Join(st, "stream-*")); len(m) > 0 {
+					break
+				}
+			}
+			tok := strings.TrimPrefix(filepath.Base(st), ".stage-")
+			if err := os.Rename(st, filepath.Join(filepath.Dir(st), "moved")); err != nil {
+				e.t.Fatal(err)
+			}
+			os.Mkdir(st, 0o700)
+			os.Symlink(filepath.Join(victim, "file"), filepath.Join(st, "artifact.tar"))
+			os.Symlink(victim, filepath.Join(st, "unpack-"+tok))
+		}})
+		if m, _ := os.ReadDir(victim); len(m) != 0 {
+			e.t.Fatalf("the promotion wrote through a planted link: %v (%v)", m, err)
+		}
+		if err != nil {
+			e.t.Fatalf("a push whose stage was renamed while it streamed: %v; want it promoted from the stage it entered", err)
+		}
+		want, _ := os.ReadFile(filepath.Join(art.Source, "blob"))
+		got, err := os.ReadFile(filepath.Join(e.root, "runtimes", art.ID(), "blob"))
+		if err != nil || !bytes.Equal(got, want) {
+			e.t.Fatalf("the runtime's blob differs from the source (%d bytes, %v)", len(got), err)
+		}
 	}},
 }
 

@@ -46,12 +46,14 @@ func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src push
 			launched = true
 			res.Execs++
 			go op.run(ctx, s, sp, opts)
-			// A command that ended before E without giving the stage
-			// back failed: the upload stops.
+			// A command the host ended before E without giving the
+			// stage back refused it: the upload stops. One whose
+			// connection failed leaves the upload to fail (or not) on
+			// its own: its error says what the host keeps.
 			go func() {
 				select {
 				case <-op.ended:
-					if op.failed() {
+					if op.refused() {
 						cancelUp()
 					}
 				case <-upCtx.Done():
@@ -66,12 +68,9 @@ func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src push
 		if launched {
 			op.yield()
 			<-op.ended
-			if op.failed() {
-				// The command's failure stopped the upload: it is the
+			if op.refused() {
+				// The host's refusal stopped the upload: it is the
 				// answer, and the stage was not left to this push.
-				if op.err != nil {
-					return res, op.err
-				}
 				return s.promoted(op.r, "", opts, res)
 			}
 		}
@@ -180,6 +179,12 @@ func (op *onePass) yield() {
 		op.end()
 	case <-op.ended:
 	}
+}
+
+// refused reports whether the command, once ended, ended with a verdict
+// but YIELDED: the host's answer.
+func (op *onePass) refused() bool {
+	return op.err == nil && op.r.Last().Verb != shellcmd.VerbYielded
 }
 
 // failed reports whether the command, once ended, failed: any end but

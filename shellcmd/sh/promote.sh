@@ -90,7 +90,7 @@ h_pud() {
 h_ppass() {
 	h_sha256 artifact.tar >"$h_ud/sum" 2>/dev/null &
 	h_sp=$!
-	h_e=$(cd "$h_ud" && umask 0 && tar -xof ../artifact.tar 2>&1 && h_modes 2>&1)
+	h_e=$(cd -P "$h_ud" && umask 0 && tar -xof ../artifact.tar 2>&1 && h_modes 2>&1)
 	h_ux=$?
 	wait "$h_sp"
 	h_shst=$?

@@ -58,7 +58,7 @@ h_flow() {
 		# tar stops at the archive's end; what follows is drained, so the
 		# copy never finds its reader gone when all went well.
 		{
-			(cd "$h_ud" && umask 0 && exec tar -xokf -)
+			(cd -P "$h_ud" && umask 0 && exec tar -xokf -)
 			echo "$?" >"$h_sd/tar"
 			cat >/dev/null
 		} <"$h_ft" >/dev/null 2>&1 &
@@ -96,7 +96,7 @@ h_flow() {
 		read -r h_got <"$h_sd/sum"
 		read -r h_x <"$h_sd/tar"
 	} 2>/dev/null
-	[ "$h_got" = "$hp_sum" ] && [ "$h_x" = 0 ] && (cd "$h_ud" && h_modes) >/dev/null 2>&1 || return 0
+	[ "$h_got" = "$hp_sum" ] && [ "$h_x" = 0 ] && (cd -P "$h_ud" && h_modes) >/dev/null 2>&1 || return 0
 	h_fr=ok
 	rm -rf "$h_sd"
 }
