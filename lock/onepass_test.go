@@ -155,6 +155,26 @@ var onePassTests = []struct {
 			e.t.Fatalf("the runtime's blob differs from the source (%d bytes, %v)", len(got), err)
 		}
 	}},
+	// A host whose mkfifo fails: the promotion only reads the lines, and
+	// at E makes the full pass and promotes.
+	{"promote.streaming", func(e *stepEnv) {
+		art := e.bigArtifact(4 << 20)
+		shims := e.t.TempDir()
+		called := filepath.Join(shims, "called")
+		if err := os.WriteFile(filepath.Join(shims, "mkfifo"), []byte("#!/bin/sh\n: >"+called+"\nexit 1\n"), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		tr := e.dial().(*shellTransport)
+		tr.exec = strings.Replace(tr.exec, "exec ", "PATH="+shims+":$PATH; export PATH; exec ", 1)
+		r, err := store.New(lock.New(tr, lock.Root{Path: e.root})).Push(e.ctx(), art, store.PushOptions{})
+		if err != nil || !r.Promoted {
+			e.t.Fatalf("a push to a host without a working mkfifo: %v %+v; want it promoted from the full pass", err, r)
+		}
+		if _, err := os.Stat(called); err != nil {
+			e.t.Fatal("the promotion did not try mkfifo")
+		}
+		e.checkRuntime(art)
+	}},
 }
 
 func init() { stepTests = append(stepTests, onePassTests...) }
