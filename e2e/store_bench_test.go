@@ -75,7 +75,10 @@ func BenchmarkPushRoundTrips(b *testing.B) {
 // The plain sub-benchmarks push a tree this client has not seen (an empty
 // digest cache every iteration, so store.Open hashes it); those named known
 // push a tree it pushed before (the cache has its digests), as a second
-// host of a fleet gets it; s1 forces one stream, with the tree known.
+// host of a fleet gets it; s1 forces one stream, with the tree known;
+// loopback/twopass pushes a tree not seen with the promotion after the
+// upload (PushOptions.TwoPass), the host's pass the one-pass promotion
+// overlaps with the upload.
 func BenchmarkPushVsScp(b *testing.B) {
 	const size = 256 << 20
 	h := sshd.Start(b, sshd.Options{})
@@ -95,7 +98,11 @@ func BenchmarkPushVsScp(b *testing.B) {
 			suffix  string
 			streams int
 			known   bool
-		}{{"", 0, false}, {"/known", 0, true}, {"/s1", 1, true}} {
+			twoPass bool
+		}{{"", 0, false, false}, {"/known", 0, true, false}, {"/s1", 1, true, false}, {"/twopass", 0, false, true}} {
+			if v.twoPass && link.oneWay > 0 {
+				continue
+			}
 			name := link.name + v.suffix
 			streams := v.streams
 			b.Run(name, func(b *testing.B) {
@@ -136,7 +143,7 @@ func BenchmarkPushVsScp(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					r, err := s.Push(context.Background(), a, store.PushOptions{Wait: time.Minute, Streams: streams})
+					r, err := s.Push(context.Background(), a, store.PushOptions{Wait: time.Minute, Streams: streams, TwoPass: v.twoPass})
 					if err != nil || !r.Promoted {
 						b.Fatalf("%v %+v", err, r)
 					}

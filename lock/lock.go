@@ -431,6 +431,15 @@ func (c *control) sendLines(lines string) {
 	}()
 }
 
+// feed writes lines, blocking until they are taken (or the channel is
+// closed); calls are written in their order.
+func (c *control) feed(lines string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := io.WriteString(c.w, lines)
+	return err
+}
+
 func (c *control) close() { c.w.Close() }
 
 // ValidToken reports whether token can be a lock's owner token: a UUID as

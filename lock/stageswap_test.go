@@ -115,7 +115,9 @@ func wantStageRefused(t *testing.T, err error) {
 
 // TestStageReplacedBeforePromotion: between the upload and the promotion,
 // the stage's name is given to something else. The promotion refuses it,
-// writes nothing through it, and installs nothing.
+// writes nothing through it, and installs nothing. The promotion after the
+// upload (TwoPass) enters the stage then; the one begun with the upload
+// enters it by the same checks (h_pclaim), before the first byte is read.
 func TestStageReplacedBeforePromotion(t *testing.T) {
 	cases := []struct {
 		name string
@@ -171,7 +173,7 @@ func TestStageReplacedBeforePromotion(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			onSwapCase(t, c.root, func(t *testing.T, e *stepEnv, art *store.Artifact, v *victims) {
-				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{Uploaded: func(int64) {
+				_, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{TwoPass: true, Uploaded: func(int64) {
 					c.swap(t, e.stageOf(), v)
 				}})
 				wantStageRefused(t, err)

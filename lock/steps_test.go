@@ -469,15 +469,15 @@ var stepTests = []struct {
 		})
 		e.takeOverWhileStopped(art, goOn, false)
 	}},
-	// A promotion stopped after it removed its stage's resume mark: a push
-	// of the same runtime meanwhile cannot take that stage over (it makes
-	// its own), and both end with the one runtime.
+	// A promotion after the upload (TwoPass) stopped after it removed its
+	// stage's resume mark: a push of the same runtime meanwhile cannot take
+	// that stage over (it makes its own), and both end with the one runtime.
 	{"promote.marked", func(e *stepEnv) {
 		art := e.bigArtifact(8 << 20)
 		a := e.lock("promote.marked")
 		var ra *store.PushResult
 		goOn := e.stopped(a, "promote.marked", func() (err error) {
-			ra, err = store.New(a).Push(e.ctx(), art, store.PushOptions{})
+			ra, err = store.New(a).Push(e.ctx(), art, store.PushOptions{TwoPass: true})
 			return err
 		})
 		time.Sleep(6 * time.Second) // the stage's archive is quiet long enough to be resumed, had it its mark
@@ -598,6 +598,9 @@ func (e *stepEnv) stallUpload(art *store.Artifact) (goOn func() error) {
 	}()
 	<-half
 	time.Sleep(6 * time.Second)
+	// The promotion begun with the upload gives the stage back (its
+	// mark) once it has had no word for 5 s.
+	e.markBack()
 	return func() error {
 		close(resume)
 		return <-stalled
@@ -711,7 +714,8 @@ func TestStalledUploadTakenOver(t *testing.T) {
 // that takes the stage over sends the same tree from a tar archive whose
 // times differ (another archive, the same id), and the stalled client
 // writes the rest of its own archive while the other's promotion stands
-// before it reads the stage. The taker kept the stalled upload's bytes in
+// before it reads the stage (a promotion after the upload, TwoPass, stopped
+// at promote.marked). The taker kept the stalled upload's bytes in
 // a file of its own, so what the stalled client writes lands in a file
 // nobody reads: the taker promotes, and the runtime is the source.
 func TestStalledUploadWritesOn(t *testing.T) {
@@ -738,7 +742,7 @@ func TestStalledUploadWritesOn(t *testing.T) {
 		b := e.lock("promote.marked")
 		var rb *store.PushResult
 		goOn := e.stopped(b, "promote.marked", func() (err error) {
-			rb, err = store.New(b).Push(e.ctx(), other, store.PushOptions{})
+			rb, err = store.New(b).Push(e.ctx(), other, store.PushOptions{TwoPass: true})
 			return err
 		})
 		e.stageGone(goOnStalled())

@@ -51,6 +51,20 @@ func (w Wire) ExecAnswering(ctx context.Context, fr shellcmd.Fragment, ev Events
 	})
 }
 
+// ExecFeeding is Exec for a fragment that reads what the client sends as it
+// goes (a promotion begun with its upload): each verdict goes to on first,
+// with feed, which writes lines (each ending in a newline) on the command's
+// standard input in the order of its calls, returning once the transport
+// took them, and end, which closes that input (end of file on the host).
+// Both may be called from any goroutine until ExecFeeding returns; feed
+// then fails.
+func (w Wire) ExecFeeding(ctx context.Context, fr shellcmd.Fragment, ev Events, stop <-chan struct{},
+	on func(v shellcmd.Verdict, feed func(lines string) error, end func())) (*remote.Reply, error) {
+	return w.l.waiting(ctx, remote.Call{Fragment: fr}, ev, stop, func(v shellcmd.Verdict, c *control) {
+		on(v, c.feed, c.close)
+	})
+}
+
 // ReplyError reads the lock's part of a reply: a *BusyError, ErrAbandoned,
 // ErrNoStore, a *LostError (fencing found the lock taken over, or the
 // release did), a *NotHolderError (under a manual hold whose token the

@@ -85,7 +85,10 @@
 //     FETCHEND), with curl or wget, resuming with Range, verifying each
 //     blob; reach.sh: the doctor's registry item (h_op_reach).
 //   - promote.sh: verify, unpack and promote (h_op_promote), and the checks
-//     a push makes before it uploads (h_collides, h_room).
+//     a push makes before it uploads (h_collides, h_room); stream.sh: the
+//     same promotion begun with the upload (h_op_stream: W and E lines on
+//     its input, STREAMING, YIELDED; docs/protocol.md, "Promotion in one
+//     pass").
 //   - manage.sh: list, activate, rollback, pin, history.
 //   - health.sh: a health-checked switch (h_health: record, switch,
 //     restart, probe loop, revert), the record's settling (h_settle) and

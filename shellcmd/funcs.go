@@ -33,7 +33,7 @@ var (
 // shFileOrder lists the files in the order their functions are defined in a
 // command; the order does not matter to sh, it only keeps fragments stable.
 var shFileOrder = []string{"lib", "setup", "proc", "sample", "rules", "lease", "create", "steal",
-	"release", "wait", "wrap", "ops", "runs", "sha", "store", "stage", "reuse", "push", "fetch", "fetchget", "reach", "promote",
+	"release", "wait", "wrap", "ops", "runs", "sha", "store", "stage", "reuse", "push", "fetch", "fetchget", "reach", "promote", "stream",
 	"manage", "bad", "health", "journal", "rollout", "records", "gc", "doctor", "doctor-tools"}
 
 func loadLibrary() *library {

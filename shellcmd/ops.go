@@ -79,6 +79,11 @@ var (
 	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
 		Ends:  join(releasing, []Verb{VerbCorrupt, VerbBusy, VerbAbandoned, VerbError}),
 		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
+	// OpStream is OpPromote begun with the upload (stream.sh): it may
+	// also give the stage back (YIELDED).
+	OpStream = &Op{Name: "stream", Sends: join(waiting, []Verb{VerbStreaming, VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
+		Ends:  join(releasing, []Verb{VerbCorrupt, VerbYielded, VerbBusy, VerbAbandoned, VerbError}),
+		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
 	OpRefresh = &Op{Name: "refresh", Ends: []Verb{VerbRefreshed, VerbLost, VerbNotHeld, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpRuns    = &Op{Name: "runs", Sends: []Verb{VerbRun}, Ends: []Verb{VerbListed, VerbError}, Codes: setupCodes}
 	OpLogs    = &Op{Name: "logs", Sends: []Verb{VerbCut}, Ends: []Verb{VerbRunState, VerbNoRun, VerbError}, Codes: setupCodes}
@@ -122,5 +127,5 @@ var (
 )
 
 // Ops lists every operation.
-var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote, OpFetch, OpReach,
+var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote, OpStream, OpFetch, OpReach,
 	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot, OpRStatus, OpRollout, OpResume}

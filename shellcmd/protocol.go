@@ -41,6 +41,8 @@ const (
 	VerbPresent    Verb = "PRESENT"
 	VerbStage      Verb = "STAGE"
 	VerbPromoted   Verb = "PROMOTED"
+	VerbStreaming  Verb = "STREAMING"
+	VerbYielded    Verb = "YIELDED"
 	VerbActivated  Verb = "ACTIVATED"
 	VerbCorrupt    Verb = "CORRUPT"
 	VerbDropped    Verb = "DROPPED"
@@ -154,6 +156,8 @@ var protocol = []verbSpec{
 	{verb: VerbPresent, owner: ofStore, fields: []string{"id"}, doc: "the runtime is there with this digest; nothing to upload"},
 	{verb: VerbStage, owner: ofStore, fields: []string{"id", "share"}, doc: "the stage for the upload exists"},
 	{verb: VerbPromoted, owner: ofStore, fields: []string{"id"}, doc: "this push put the runtime in place"},
+	{verb: VerbStreaming, owner: ofStore, doc: "the promotion claimed the stage and reads the archive as the client says it is whole"},
+	{verb: VerbYielded, owner: ofStore, fields: []string{"offset"}, doc: "the promotion gave the stage back, cut at offset, for a resume"},
 	{verb: VerbActivated, owner: ofStore, fields: []string{"id", "previous"}, doc: "current points at id"},
 	{verb: VerbCorrupt, owner: ofStore, fields: []string{"sha256"}, doc: "the uploaded archive has another digest; the stage is gone"},
 	{verb: VerbDropped, owner: ofStore, doc: "a failed upload's stage is gone"},

@@ -68,6 +68,12 @@ type PushOptions struct {
 	// Streams is how many SFTP channels carry the upload; zero means
 	// Streams(size).
 	Streams int
+	// TwoPass makes the host read the archive after the upload, in the
+	// promotion's own command, instead of as it arrives (docs/protocol.md,
+	// "Promotion in one pass"): what a push falls back to when the
+	// one-pass promotion cannot start or gives its stage back, and what a
+	// push through a registry (Via) does.
+	TwoPass bool
 	// Via, when set, makes the host fetch the runtime from the registry
 	// it was published to (Registry.Via), and be sent over SFTP only
 	// what it could not fetch. The artifact given to Push may then be nil
@@ -215,6 +221,9 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		res.FromRegistry = a == nil
 	}
 
+	if !opts.TwoPass && opts.Via == nil {
+		return s.pushOnePass(ctx, up, src, p, st, res, opts)
+	}
 	upCtx, cancelUp := context.WithCancel(ctx)
 	defer cancelUp()
 	stopped := make(chan struct{})
@@ -226,7 +235,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 		case <-upCtx.Done():
 		}
 	}()
-	sum, err := s.upload(upCtx, up, src.arch, p.Stage, st, res, opts)
+	sum, err := s.upload(upCtx, up, src.arch, p.Stage, st, res, opts, transport.UploadOptions{})
 	if err != nil {
 		select {
 		case <-stopped:
@@ -260,6 +269,11 @@ func (s *Store) promote(ctx context.Context, p shellcmd.Params, sum string, opts
 	if err != nil {
 		return res, err
 	}
+	return s.promoted(r, sum, opts, res)
+}
+
+// promoted reads the reply of a promotion of the archive of SHA-256 sum.
+func (s *Store) promoted(r *remote.Reply, sum string, opts PushOptions, res *PushResult) (*PushResult, error) {
 	res.read(r)
 	if v := r.Last(); v.Verb == shellcmd.VerbCorrupt {
 		return res, fmt.Errorf("%w: the host has sha256 %s, hoist sent %s", ErrCorrupt, v.Digest(), sum)
@@ -352,8 +366,9 @@ func (res *PushResult) read(r *remote.Reply) {
 // upload streams the artifact's tar into the stage and returns its digest.
 // Resuming, the archive is made again and its first bytes compared with
 // what the stage holds; the upload goes on from there when they match, and
-// starts over in the same file when they do not.
-func (s *Store) upload(ctx context.Context, up transport.Uploader, a archiver, token string, st staged, res *PushResult, opts PushOptions) (string, error) {
+// starts over in the same file when they do not. hooks gives the upload's
+// Opened and Whole.
+func (s *Store) upload(ctx context.Context, up transport.Uploader, a archiver, token string, st staged, res *PushResult, opts PushOptions, hooks transport.UploadOptions) (string, error) {
 	dest, err := s.stagePath(token)
 	if err != nil {
 		return "", err
@@ -369,7 +384,7 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a archiver, t
 	h := sha256.New()
 	var src io.Reader = io.TeeReader(pr, h)
 	// The host made the archive's file in the stage (h_op_pushcheck).
-	o := transport.UploadOptions{Streams: st.streams, Existing: true}
+	o := transport.UploadOptions{Streams: st.streams, Existing: true, Opened: hooks.Opened, Whole: hooks.Whole}
 	if st.shared {
 		// The login's own plain file, of the date only the host gave it:
 		// the date is no secret (touch's argv), but only the login can
@@ -395,7 +410,7 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a archiver, t
 			pr.CloseWithError(errRestart)
 			<-tarDone
 			st.offset, st.prefix = 0, ""
-			return s.upload(ctx, up, a, token, st, res, opts)
+			return s.upload(ctx, up, a, token, st, res, opts, hooks)
 		}
 	}
 	res.Resumed = o.Offset

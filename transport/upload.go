@@ -61,6 +61,15 @@ type UploadOptions struct {
 	// caller meant: a name a path goes through can change between the
 	// caller's last look and the open.
 	Check func(fs.FileInfo) error
+	// Opened, when set, is called once every file is open (and checked),
+	// just before the first byte is written.
+	Opened func()
+	// Whole, when set, is called as bytes reach the host with the offset
+	// below which the file is whole (from Offset on, which it is called
+	// with first): after each chunk the host acknowledged, whether or not
+	// that moved the offset, so a call says the upload is moving. It must
+	// not block.
+	Whole func(offset int64)
 }
 
 const (
@@ -104,7 +113,15 @@ func (l *Local) Upload(ctx context.Context, path string, r io.Reader, o UploadOp
 			return 0, err
 		}
 	}
-	n, err := io.Copy(f, ctxReader{ctx, r})
+	if o.Opened != nil {
+		o.Opened()
+	}
+	var w io.Writer = f
+	if o.Whole != nil {
+		o.Whole(o.Offset)
+		w = &wholeWriter{w: f, at: o.Offset, fn: o.Whole}
+	}
+	n, err := io.Copy(w, ctxReader{ctx, r})
 	if err == nil && o.Existing {
 		err = f.Truncate(o.Offset + n)
 	}
@@ -223,7 +240,10 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 			f.Close()
 		}
 	}()
-	n, err := writeChunks(files, ctxReader{ctx, r}, o.Offset)
+	if o.Opened != nil {
+		o.Opened()
+	}
+	n, err := writeChunks(files, ctxReader{ctx, r}, o.Offset, o.Whole)
 	if err == nil && o.Existing {
 		err = f.Truncate(o.Offset + n)
 	}
@@ -349,8 +369,14 @@ func openUpload(ctx context.Context, c *sftp.Client, path string, existing bool)
 // writes). A chunk goes out only once everything Window before its end is
 // written, so a file cut short is whole up to its length less Window. It
 // returns the bytes read from r once all are written; or the first error,
-// with the bytes from off on written without a gap.
-func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
+// with the bytes from off on written without a gap. whole, when not nil, is
+// told the offset below which everything is written after each chunk
+// (UploadOptions.Whole).
+func writeChunks(files []*sftp.File, r io.Reader, off int64, whole func(int64)) (int64, error) {
+	if whole == nil {
+		whole = func(int64) {}
+	}
+	whole(off)
 	type chunk struct {
 		buf []byte
 		off int64
@@ -377,7 +403,7 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 		mu    sync.Mutex
 		moved = sync.NewCond(&mu)
 		first error
-		whole = off               // everything below is written
+		done  = off               // everything below is written
 		ahead = map[int64]int64{} // chunks written beyond whole: offset to end
 	)
 	written := func(c chunk, err error) {
@@ -389,17 +415,18 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 			return
 		}
 		ahead[c.off] = c.off + int64(len(c.buf))
-		for end, ok := ahead[whole]; ok; end, ok = ahead[whole] {
-			delete(ahead, whole)
-			whole = end
+		for end, ok := ahead[done]; ok; end, ok = ahead[done] {
+			delete(ahead, done)
+			done = end
 		}
+		whole(done)
 	}
 	// ready waits until a chunk ending at end may go; false once a write
 	// failed.
 	ready := func(end int64) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		for first == nil && whole < end-Window {
+		for first == nil && done < end-Window {
 			moved.Wait()
 		}
 		return first == nil
@@ -436,9 +463,23 @@ func writeChunks(files []*sftp.File, r io.Reader, off int64) (int64, error) {
 	close(jobs)
 	wg.Wait()
 	if first != nil {
-		return whole - off, first
+		return done - off, first
 	}
 	return read, nil
+}
+
+// wholeWriter tells fn, after each write, the offset its bytes reach.
+type wholeWriter struct {
+	w  io.Writer
+	at int64
+	fn func(int64)
+}
+
+func (w *wholeWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.at += int64(n)
+	w.fn(w.at)
+	return n, err
 }
 
 // readError is writeChunks' reader failing, as opposed to a write.

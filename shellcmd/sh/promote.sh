@@ -11,65 +11,86 @@
 # command (h_promote) and with --activate switch current. The host releases
 # the lock itself, and the stage is removed in every outcome but an unknown
 # one, and one where another push took the stage over (it is that push's).
+# h_op_stream (stream.sh) is the same promotion, begun with the upload.
 h_op_promote() {
 	h_stage=$h_store/.stage-$hp_stok
-	# Everything below works inside the stage, by relative paths (h_enter).
+	h_pclaim || return
+	# The claimed mark stays until the archive goes (h_pdone): no push
+	# takes a stage over by it, and one rm removes both.
+	h_step promote.marked
+	h_pready || return
+	h_ppass || return
+	h_pdone
+}
+
+# h_pclaim: enters this push's stage (h_instage: everything after works
+# inside it, by relative paths) and claims it: this push's stage, not one
+# another push of this runtime took over to resume it (h_resume). The mark
+# goes first, before anything else touches the stage (h_claim), and only
+# one can take it. Says why not, and fails, when it cannot.
+h_pclaim() {
 	if ! h_instage; then
 		if [ -e "$h_stage" ] || [ -L "$h_stage" ]; then
 			h_say ERROR stage "$(h_oneline "$hp_storedir/.stage-$hp_stok") is not the stage this push made: another push of $hp_id took it over to resume it, or it was replaced (by a member of the store's group?); nothing was written through it"
 		else
 			h_say ERROR stage "the upload is missing from the stage"
 		fi
-		return
+		return 1
 	fi
-	# This push's stage, not one another push of this runtime took over to
-	# resume it (h_resume): the mark goes first, before anything else
-	# touches the stage (h_claim), and only one can take it.
-	if ! h_claim; then
-		if [ -f artifact.tar ]; then
-			h_say ERROR stage "another push of $hp_id took this upload over to resume it"
-		else
-			h_say ERROR stage "the upload is missing from the stage"
-		fi
-		return
+	h_claim && return 0
+	if [ -f artifact.tar ]; then
+		h_say ERROR stage "another push of $hp_id took this upload over to resume it"
+	else
+		h_say ERROR stage "the upload is missing from the stage"
 	fi
-	# The claimed mark stays until the archive goes (below): no push takes
-	# a stage over by it, and one rm removes both.
-	h_step promote.marked
+	return 1
+}
+
+# h_pready: the claimed stage holds the archive, the host has a SHA-256
+# tool and room for the tree, and the directory it is unpacked into is made
+# (h_pud); else it says why, removes the stage and fails.
+h_pready() {
 	if [ ! -f artifact.tar ] || [ -L artifact.tar ]; then
 		h_say ERROR stage "the upload is missing from the stage"
 		h_unstage
-		return
+		return 1
 	fi
 	if ! h_shaany; then
 		h_nosha
 		h_unstage
-		return
+		return 1
 	fi
 	if ! h_room . 1 4096; then
 		h_unstage
-		return
+		return 1
 	fi
-	# The archive is unpacked into a directory made here and now, empty
-	# (h_ud), and everything the promotion writes goes there: whatever
-	# else a stage holds (one kept for a resume may hold anything the login
-	# put there) never becomes part of the runtime, and no link in it is
-	# written through. The pool of reused files the archive links to
-	# (h_reuse) moves in first; a pool that is a link stays out, and the
-	# links to it fail.
+	h_pud
+}
+
+# h_pud: the archive is unpacked into a directory made here and now, empty
+# (h_ud), and everything the promotion writes goes there: whatever else a
+# stage holds (one kept for a resume may hold anything the login put there)
+# never becomes part of the runtime, and no link in it is written through.
+# The pool of reused files the archive links to (h_reuse) moves in first; a
+# pool that is a link stays out, and the links to it fail.
+h_pud() {
 	h_ud=unpack-$hp_stok
 	if ! mkdir "$h_ud" 2>/dev/null ||
 		{ [ -d pool ] && [ ! -L pool ] && ! mv pool "$h_ud/pool"; }; then
 		h_say ERROR unpack "cannot make a directory to unpack into in the stage (disk full?)"
 		h_unstage
-		return
+		return 1
 	fi
-	# Digest and unpack side by side: both read the archive, which only
-	# this push writes (h_resume gives a stage it takes over a new one), and
-	# nothing leaves the stage before the digest matches.
+}
+
+# h_ppass: digest and unpack side by side: both read the archive, which
+# only this push writes (h_resume gives a stage it takes over a new one),
+# and nothing leaves the stage before the digest matches hp_sum. Says why
+# not (CORRUPT, ERROR), removes the stage and fails when it does not.
+h_ppass() {
 	h_sha256 artifact.tar >"$h_ud/sum" 2>/dev/null &
 	h_sp=$!
-	h_e=$(cd "$h_ud" && umask 0 && tar -xof ../artifact.tar 2>&1 && h_modes 2>&1)
+	h_e=$(cd -P "$h_ud" && umask 0 && tar -xof ../artifact.tar 2>&1 && h_modes 2>&1)
 	h_ux=$?
 	wait "$h_sp"
 	h_shst=$?
@@ -86,12 +107,17 @@ h_op_promote() {
 	elif [ "$h_ux" -ne 0 ]; then
 		h_say ERROR unpack "$(h_oneline "$h_e")"
 	else
-		h_got=ok
+		return 0
 	fi
-	if [ "$h_got" != ok ]; then
-		h_unstage
-		return
-	fi
+	h_unstage
+	return 1
+}
+
+# h_pdone: the verified tree is unpacked: the archive and what only the
+# unpacking needed go, and the promotion goes on under the lock, fenced,
+# with the switch of --activate; the host releases the lock and removes the
+# stage.
+h_pdone() {
 	rm -rf artifact.tar "$h_ud/pool" "$h_ud/sum" "claimed-$hp_stok"
 	if ! h_take; then
 		h_unstage

@@ -85,7 +85,7 @@ h_reuse_copy() {
 			h_i=${h_i%.list}
 			# The list is opened here, in the stage, before the cd.
 			mkdir -p "$h_pd/$h_i" &&
-				(cd "$h_store/$h_i" && tar -cf - --no-recursion -T - 2>/dev/null) <"$h_l" | (cd "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
+				(cd "$h_store/$h_i" && tar -cf - --no-recursion -T - 2>/dev/null) <"$h_l" | (cd -P "$h_pd/$h_i" && umask 0 && tar -xof - 2>/dev/null)
 			rm -f "$h_l"
 		done
 		set -f
