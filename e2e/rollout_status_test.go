@@ -186,3 +186,43 @@ func TestRolloutRef(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutRefIsOneRuntime: a REF that names a different runtime on one
+// host (a name whose newest runtime differs) switches no host, in batches
+// or --atomic, and says to give the full id; a full id rolls out --atomic.
+func TestRolloutRefIsOneRuntime(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	pr := f.on(0, 1).run("--json", "push", f.v2, "--name", "app")
+	var p output.Push
+	if err := json.Unmarshal([]byte(strings.SplitN(pr.stdout, "\n", 2)[0]), &p); pr.code != 0 || err != nil {
+		t.Fatalf("push v2: %v\n%s", err, pr)
+	}
+	if r := f.on(2).run("push", sourceTree(t, "3"), "--name", "app"); r.code != 0 {
+		t.Fatalf("push v3 to host 2: %s", r)
+	}
+	check := []string{"--check", "true", "--stable", "0s", "--check-interval", "200ms"}
+	for _, mode := range [][]string{{"--canary", "0"}, {"--atomic", "--hold-lease", "10s"}} {
+		r := f.c.run(append(append([]string{"rollout", "app"}, check...), mode...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "give the runtime's full id") || !strings.Contains(r.stderr, "no host was switched") {
+			t.Fatalf("%v: want exit 1 naming two runtimes of app: %s", mode, r)
+		}
+		for i := range f.hosts {
+			if got := f.current(t, i); got != f.id1 {
+				t.Fatalf("%v: host %d is on %s: switched although app is two runtimes", mode, i, got)
+			}
+		}
+	}
+	if r := f.on(2).run("push", f.v2, "--name", "app"); r.code != 0 {
+		t.Fatalf("push v2 to host 2: %s", r)
+	}
+	r := f.c.run(append(append([]string{"--json", "rollout", p.ID}, check...), "--atomic", "--hold-lease", "10s")...)
+	if r.code != 0 || strings.Count(r.stdout, `"state":"switched"`) != 3 {
+		t.Fatalf("--atomic of a full id: want every host switched: %s", r)
+	}
+	for i := range f.hosts {
+		if got := f.current(t, i); got != p.ID {
+			t.Fatalf("host %d is on %s, want %s", i, got, p.ID)
+		}
+	}
+}
