@@ -511,6 +511,13 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 	})
 	var decider *worker
 	deciderName := ""
+	recorded, local := false, false
+	for _, w := range reached {
+		if w.rs != nil && w.rs.Record.Found {
+			recorded = true
+			local = local || w.rs.Record.Local()
+		}
+	}
 	for _, w := range reached {
 		if w.rs == nil {
 			continue
@@ -530,16 +537,21 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			}
 		}
 	}
-	if decider == nil && deciderName == "" && len(reached) > 0 && reached[0].rs != nil {
+	if !recorded && len(reached) > 0 && reached[0].rs != nil {
 		// No record anywhere: the rollout was never prepared on these
 		// hosts; its first host gets the tombstone.
 		decider = reached[0]
 	}
 	decision := "settle"
-	if decider == nil {
+	switch {
+	case local && deciderName == "":
+		// A rollout in batches: each host decided for itself, and a record
+		// left unfinished is settled by the local rule.
+		a.con.line(fmt.Sprintf("hoist: rollout %s: each host settles its record by itself (a rollout in batches has no decider)", id))
+	case decider == nil:
 		a.con.line(fmt.Sprintf("hoist: rollout %s: the decider %s is not among the targets (or could not be reached): the hosts are settled by what they know, and a host that voted stays in doubt; give the decider with -H to finish it",
 			id, printable(deciderName)))
-	} else {
+	default:
 		clientStep("resumer.decide")
 		d, side, err := decider.rs.Decide(ctx)
 		decider.side, decider.err = side, err
