@@ -548,6 +548,11 @@ func TestRecoveryFrozenHolder(t *testing.T) {
 		syscall.Kill(-pgid, syscall.SIGCONT)
 		t.Fatalf("the lock was taken %s after the freeze, want within lease+3s (and 2s of slack)", afterFreeze)
 	}
+	// The host takes the lock before the waiter's client hears of it and
+	// says so: give its line the time to come.
+	for end := time.Now().Add(5 * time.Second); !strings.Contains(w.stderr(), "took over") && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(w.stderr(), "took over") {
 		t.Errorf("the waiter does not say it took the lock over: %s", w.stderr())
 	}

@@ -110,11 +110,11 @@ func TestRolloutAtomicAllSwitch(t *testing.T) {
 // switched, that host's runtime is marked bad there, exit 3.
 func TestRolloutAtomicOneFails(t *testing.T) {
 	t.Parallel()
-	f := newRolloutFleet(t, 3)
-	f.failOn(t, 1)
+	f := newRolloutFleet(t, 6) // one host of each login shell
+	f.failOn(t, 4)
 	r := f.c.run(append([]string{"--json"}, f.atomicArgs()...)...)
 	rows := f.jsonRows(t, r)
-	if r.code != 3 || states(rows) != "reverted,failed,reverted" {
+	if r.code != 3 || states(rows) != "reverted,reverted,reverted,reverted,failed,reverted" {
 		t.Fatalf("want exit 3, the failing host failed and the others reverted: %s", r)
 	}
 	f.settled(t, f.id1)
@@ -128,7 +128,7 @@ func TestRolloutAtomicOneFails(t *testing.T) {
 		for _, rt := range o.Runtimes {
 			bad = bad || (rt.ID == rows[0].To && rt.Bad != nil)
 		}
-		if bad != (o.Host == f.hosts[1].Target()) {
+		if bad != (o.Host == f.hosts[4].Target()) {
 			t.Fatalf("%s: marked bad %v; want the failing host alone: %s", o.Host, bad, lr)
 		}
 	}

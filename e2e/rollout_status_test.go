@@ -3,8 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 )
@@ -183,6 +186,94 @@ func TestRolloutRef(t *testing.T) {
 	for i := range f.hosts {
 		if got := f.current(t, i); got != p.ID {
 			t.Fatalf("host %d is on %s, want %s", i, got, p.ID)
+		}
+	}
+}
+
+// TestRolloutRefIsOneRuntime: a REF that names a different runtime on one
+// host (a name whose newest runtime differs) switches no host, in batches
+// or --atomic, and says to give the full id; a full id rolls out --atomic.
+func TestRolloutRefIsOneRuntime(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	pr := f.on(0, 1).run("--json", "push", f.v2, "--name", "app")
+	var p output.Push
+	if err := json.Unmarshal([]byte(strings.SplitN(pr.stdout, "\n", 2)[0]), &p); pr.code != 0 || err != nil {
+		t.Fatalf("push v2: %v\n%s", err, pr)
+	}
+	if r := f.on(2).run("push", sourceTree(t, "3"), "--name", "app"); r.code != 0 {
+		t.Fatalf("push v3 to host 2: %s", r)
+	}
+	check := []string{"--check", "true", "--stable", "0s", "--check-interval", "200ms"}
+	for _, mode := range [][]string{{"--canary", "0"}, {"--atomic", "--hold-lease", "10s"}} {
+		r := f.c.run(append(append([]string{"rollout", "app"}, check...), mode...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "give the runtime's full id") || !strings.Contains(r.stderr, "no host was switched") {
+			t.Fatalf("%v: want exit 1 naming two runtimes of app: %s", mode, r)
+		}
+		for i := range f.hosts {
+			if got := f.current(t, i); got != f.id1 {
+				t.Fatalf("%v: host %d is on %s: switched although app is two runtimes", mode, i, got)
+			}
+		}
+	}
+	if r := f.on(2).run("push", f.v2, "--name", "app"); r.code != 0 {
+		t.Fatalf("push v2 to host 2: %s", r)
+	}
+	r := f.c.run(append(append([]string{"--json", "rollout", p.ID}, check...), "--atomic", "--hold-lease", "10s")...)
+	if r.code != 0 || strings.Count(r.stdout, `"state":"switched"`) != 3 {
+		t.Fatalf("--atomic of a full id: want every host switched: %s", r)
+	}
+	for i := range f.hosts {
+		if got := f.current(t, i); got != p.ID {
+			t.Fatalf("host %d is on %s, want %s", i, got, p.ID)
+		}
+	}
+}
+
+// TestRolloutResumeOfABatchRollout: a batch rollout whose host commands
+// died mid-check (their hosts' shells killed, the client too) leaves each
+// host on the new runtime, unchecked, its record unfinished; rollout
+// resume settles every record by the local rule: back on what it had.
+func TestRolloutResumeOfABatchRollout(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	s := f.c.start("rollout", f.v2, "--name", "app", "--canary", "0", "--check", "touch ../../checking-$(cat VERSION); sleep 60",
+		"--check-timeout", "90s", "--check-deadline", "90s", "--stable", "0s")
+	for i, h := range f.hosts {
+		waitFor(t, 60*time.Second, "host checking v2", func() bool {
+			out, _ := h.SSH(t, "exec /bin/sh -c 'test -e "+strings.TrimPrefix(f.root, "~/")+"/checking-2 && echo yes'")
+			return strings.TrimSpace(out) == "yes"
+		})
+		one := &cli{t: t, home: f.c.home, flags: append([]string{"-H", h.Target()}, f.c.flags[2:]...)}
+		var st output.LockStatus
+		r := one.run("--json", "lock", "status")
+		if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
+			t.Fatalf("host %d's lock: %v %s", i, err, r)
+		}
+		pid, err := strconv.Atoi(st.Owner.HolderPID)
+		if err != nil {
+			t.Fatalf("holder pid %q", st.Owner.HolderPID)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.cmd.Process.Kill()
+	s.wait(t, 30*time.Second)
+	id := rolloutID(t, run{stdout: s.stdout()})
+	for i := range f.hosts {
+		if got := f.current(t, i); got == f.id1 {
+			t.Fatalf("host %d is back on v1 before the resume: the test did not interrupt its sequence", i)
+		}
+	}
+	r := f.c.run("rollout", "resume", id)
+	if r.code != 3 {
+		t.Fatalf("want the resume to take every host back (exit 3): %s", r)
+	}
+	f.settled(t, f.id1)
+	for _, st := range f.status(t, id) {
+		if st.State != "reverted" {
+			t.Fatalf("want every host's record reverted: %+v", st)
 		}
 	}
 }

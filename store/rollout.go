@@ -276,7 +276,10 @@ func (pt *Participant) Wait() error {
 
 // RolloutPlan is what a host's record of a rollout says of its place
 // in it: Found is false when there is none; a tombstone (a resume ended
-// the rollout here before it was prepared) has Index and Decider -1.
+// the rollout here before it was prepared) has Index and Decider -1, and
+// no From or To. A record of a rollout in batches (or of one host's
+// health-checked switch) has no decider either, and its runtimes: it is
+// Local, settled by the local rule alone (Resumer.Tell with "settle").
 type RolloutPlan struct {
 	ID, From, To   string
 	Found          bool
@@ -287,6 +290,11 @@ type RolloutPlan struct {
 func recordOf(v shellcmd.Verdict) RolloutPlan {
 	l := v.Rollout()
 	return RolloutPlan{ID: l.ID, From: l.From, To: l.To, Found: v.Verb == shellcmd.VerbPlan, Index: l.Index, Decider: l.Decider, Hosts: l.Hosts}
+}
+
+// Local: a record with no decider that is not a tombstone.
+func (r RolloutPlan) Local() bool {
+	return r.Found && r.Decider < 0 && r.To != "" && r.To != "-"
 }
 
 // LatestRollout names the latest rollout recorded on this host (ids start
@@ -360,7 +368,7 @@ func (rs *Resumer) Decide(ctx context.Context) (decision, side string, err error
 // no record (or a tombstone), ErrInDoubt when it voted ready and was told settle.
 func (rs *Resumer) Tell(ctx context.Context, word string) (string, error) {
 	rs.ss.say(word)
-	if !rs.Record.Found || rs.Record.Index < 0 {
+	if !rs.Record.Found || (rs.Record.Index < 0 && !rs.Record.Local()) {
 		// No record, or a tombstone: nothing to finish here.
 		return "", rs.Wait()
 	}

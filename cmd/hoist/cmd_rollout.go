@@ -151,23 +151,12 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	if _, err := maxFail(o.maxFail, 1); err != nil {
 		return err
 	}
-	var art *store.Artifact
-	ref := ""
-	if isRef(source) {
-		if o.name != "" {
-			return usageErr("--name: %q is a runtime the hosts have (no such file or directory here), which has its name", source)
-		}
-		ref = source
-	} else {
-		art, err = a.openArtifact("rollout", source, store.OpenOptions{Name: o.name, MaxSize: store.DefaultMaxSize}, "no host was changed")
-		if err != nil {
-			return err
-		}
-		defer art.Close()
+	art, ref, id, err := a.sourceOf(source, o.name)
+	if err != nil {
+		return err
 	}
-	id := ref
 	if art != nil {
-		id = art.ID()
+		defer art.Close()
 	}
 	rid := store.NewSequenceID()
 	if !a.g.json {
@@ -248,6 +237,9 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 		}
 		a.con.line(fmt.Sprintf("hoist: rollout %s: the runtime could not be staged on every host: no host was switched", rid))
 		return a.rolloutEnd(rid, hosts)
+	}
+	if err := oneRuntime(ref, hosts); err != nil {
+		return fmt.Errorf("rollout %s: %w: no host was switched", rid, err)
 	}
 
 	// Percentages, and the default canary, are of all hosts given.
@@ -357,9 +349,74 @@ func (a *app) order(hs []*rolloutHost, of func(*rolloutHost) rolloutOrder) {
 	}
 }
 
+// stageOn is one host's staging: the push without --activate (with ref
+// instead of art: finding the runtime ref names there, as activate
+// resolves it), then what is current there (its from) and what it goes
+// to.
+func stageOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, ref string, stop <-chan struct{}) error {
+	if art != nil {
+		if _, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop}); err != nil {
+			return err
+		}
+	}
+	rts, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rt := range rts {
+		if rt.Current {
+			h.from = rt.ID
+		}
+	}
+	if art == nil {
+		id, err := store.Resolve(rts, ref)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%q is not on this host: push it there first (hoist push ARTIFACT), or roll out the artifact", ref)
+		}
+		if err != nil {
+			return err
+		}
+		h.to = id
+	}
+	return nil
+}
+
+// oneRuntime checks that a REF names the same runtime on every host that
+// staged it: a rollout takes the fleet to one runtime, and a name whose
+// newest runtime differs from host to host would take it to several. The
+// error names two hosts and what the REF is on each.
+func oneRuntime(ref string, hosts []*rolloutHost) error {
+	var first *rolloutHost
+	for _, h := range hosts {
+		if h.err != nil || h.same != "" || h.to == "" {
+			continue
+		}
+		if first == nil {
+			first = h
+		} else if h.to != first.to {
+			return fmt.Errorf("%q is %s on %s but %s on %s: give the runtime's full id", ref, first.to, first.name, h.to, h.name)
+		}
+	}
+	return nil
+}
+
+// sourceOf opens the rollout's source: an artifact, or (ref set) a
+// runtime the hosts have. id is what the rollout's first line names.
+func (a *app) sourceOf(source, name string) (art *store.Artifact, ref, id string, err error) {
+	if isRef(source) {
+		if name != "" {
+			return nil, "", "", usageErr("--name: %q is a runtime the hosts have (no such file or directory here), which has its name", source)
+		}
+		return nil, source, source, nil
+	}
+	art, err = a.openArtifact("rollout", source, store.OpenOptions{Name: name, MaxSize: store.DefaultMaxSize}, "no host was changed")
+	if err != nil {
+		return nil, "", "", err
+	}
+	return art, "", art.ID(), nil
+}
+
 // rolloutOn is one host's part: stage, report, then do the orders.
-// With ref instead of art, staging is finding the runtime ref names on the
-// host (as activate resolves it).
 func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, ref string, checks store.Checks, sem chan struct{}, stop <-chan struct{}) result {
 	err := func() error {
 		select {
@@ -368,31 +425,7 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if art != nil {
-			if _, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop}); err != nil {
-				return err
-			}
-		}
-		rts, err := s.List(ctx)
-		if err != nil {
-			return err
-		}
-		for _, rt := range rts {
-			if rt.Current {
-				h.from = rt.ID
-			}
-		}
-		if art == nil {
-			id, err := store.Resolve(rts, ref)
-			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("%q is not on this host: push it there first (hoist push ARTIFACT), or roll out the artifact", ref)
-			}
-			if err != nil {
-				return err
-			}
-			h.to = id
-		}
-		return nil
+		return stageOn(ctx, h, s, art, ref, stop)
 	}()
 	h.staged <- err
 	if err != nil {

@@ -142,12 +142,13 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 	if err != nil {
 		return err
 	}
-	art, err := a.openArtifact("rollout", source, store.OpenOptions{Name: o.name, MaxSize: store.DefaultMaxSize}, "no host was changed")
+	art, ref, id, err := a.sourceOf(source, o.name)
 	if err != nil {
 		return err
 	}
-	defer art.Close()
-	id := art.ID()
+	if art != nil {
+		defer art.Close()
+	}
 	rid := store.NewSequenceID()
 	if !a.g.json {
 		a.data(fmt.Sprintf("rollout %s: %s to %d hosts, all or nothing\n", rid, id, len(targets)))
@@ -185,19 +186,22 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 			w.err = ctx.Err()
 			return
 		}
-		w.err = stageOn(ctx, w.rolloutHost, s, art, stop)
+		w.err = stageOn(ctx, w.rolloutHost, s, art, ref, stop)
 	})
 	var live []*worker
 	failedStage := false
 	for _, w := range ws {
-		w.to, w.state = id, rsUnchanged
+		w.state = rsUnchanged
+		if w.to == "" {
+			w.to = id
+		}
 		switch {
 		case w.same != "":
 		case w.err != nil && w.unreachable && o.skipUnreachable:
 			w.state = rsSkipped
 		case w.err != nil:
 			w.state, failedStage = rsFailed, true
-		case w.from == id:
+		case w.from == w.to:
 		default:
 			live = append(live, w)
 		}
@@ -206,6 +210,12 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 	if failedStage {
 		a.con.line(fmt.Sprintf("hoist: rollout %s: the runtime could not be staged on every host: no host was switched", rid))
 		return a.rolloutEnd(rid, hosts)
+	}
+	if err := oneRuntime(ref, hosts); err != nil {
+		return fmt.Errorf("rollout %s: %w: no host was switched", rid, err)
+	}
+	if len(live) > 0 {
+		id = live[0].to // a REF, as the hosts resolved it
 	}
 	clientStep("rollout.stage")
 	if len(live) == 0 {
@@ -216,24 +226,7 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 	return a.rolloutEnd(rid, hosts)
 }
 
-// stageOn is one host's staging: the push without --activate, then what
-// is current there (its from).
-func stageOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, stop <-chan struct{}) error {
-	if _, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop}); err != nil {
-		return err
-	}
-	rts, err := s.List(ctx)
-	if err != nil {
-		return err
-	}
-	for _, rt := range rts {
-		if rt.Current {
-			h.from = rt.ID
-		}
-	}
-	return nil
-}
-
+// rolloutHosts are the workers' hosts, in order, for the rows.
 func rolloutHosts(ws []*worker) []*rolloutHost {
 	hs := make([]*rolloutHost, len(ws))
 	for i, w := range ws {
@@ -518,6 +511,13 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 	})
 	var decider *worker
 	deciderName := ""
+	recorded, local := false, false
+	for _, w := range reached {
+		if w.rs != nil && w.rs.Record.Found {
+			recorded = true
+			local = local || w.rs.Record.Local()
+		}
+	}
 	for _, w := range reached {
 		if w.rs == nil {
 			continue
@@ -537,16 +537,21 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			}
 		}
 	}
-	if decider == nil && deciderName == "" && len(reached) > 0 && reached[0].rs != nil {
+	if !recorded && len(reached) > 0 && reached[0].rs != nil {
 		// No record anywhere: the rollout was never prepared on these
 		// hosts; its first host gets the tombstone.
 		decider = reached[0]
 	}
 	decision := "settle"
-	if decider == nil {
+	switch {
+	case local && deciderName == "":
+		// A rollout in batches: each host decided for itself, and a record
+		// left unfinished is settled by the local rule.
+		a.con.line(fmt.Sprintf("hoist: rollout %s: each host settles its record by itself (a rollout in batches has no decider)", id))
+	case decider == nil:
 		a.con.line(fmt.Sprintf("hoist: rollout %s: the decider %s is not among the targets (or could not be reached): the hosts are settled by what they know, and a host that voted stays in doubt; give the decider with -H to finish it",
 			id, printable(deciderName)))
-	} else {
+	default:
 		clientStep("resumer.decide")
 		d, side, err := decider.rs.Decide(ctx)
 		decider.side, decider.err = side, err
@@ -610,7 +615,7 @@ rollout's.`,
 			id := ""
 			if len(args) == 1 {
 				id = args[0]
-				if !validRolloutID(id) {
+				if !store.ValidRolloutID(id) {
 					return usageErr("%q is not a rollout id (such as 20261201T180233Z-3f9a2c, printed first by hoist rollout)", id)
 				}
 			}
@@ -619,14 +624,4 @@ rollout's.`,
 	}
 	c.Flags().Var(durationValue{&holdLease}, "hold-lease", "a host takes the resume for gone after `D` without a word from it")
 	return c
-}
-
-// validRolloutID: <UTC time>-<6 hex>, as store.NewSequenceID makes them.
-func validRolloutID(id string) bool {
-	t, hex, ok := strings.Cut(id, "-")
-	if !ok || len(hex) != 6 || strings.Trim(hex, "0123456789abcdef") != "" {
-		return false
-	}
-	_, err := time.Parse("20060102T150405Z", t)
-	return err == nil
 }
