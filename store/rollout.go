@@ -294,7 +294,7 @@ func recordOf(v shellcmd.Verdict) RolloutPlan {
 
 // Local: a record with no decider that is not a tombstone.
 func (r RolloutPlan) Local() bool {
-	return r.Found && r.Decider < 0 && r.To != "" && r.To != "-"
+	return r.Found && r.Decider < 0 && r.To != ""
 }
 
 // LatestRollout names the latest rollout recorded on this host (ids start
