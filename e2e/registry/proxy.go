@@ -98,9 +98,11 @@ func (r *Registry) NewProxy(t testing.TB) *Proxy {
 	return p
 }
 
-// Cut makes the next n blob downloads end after `after` body bytes: the
-// proxy closes the client's connection there, as a broken link or a
-// restarted middlebox does. Later downloads are whole again.
+// Cut makes the next n blob downloads longer than `after` body bytes end
+// there: the proxy closes the client's connection, as a broken link or a
+// restarted middlebox does. A shorter blob's download, which the cut would
+// not reach, takes none of them, so exactly n are cut whatever order the
+// client fetches in. Later downloads are whole again.
 func (p *Proxy) Cut(after int64, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -173,7 +175,7 @@ func (p *Proxy) modify(resp *http.Response) error {
 	b := &faultyBody{ReadCloser: resp.Body, p: p, index: len(p.requests) - 1, limit: -1, ctx: req.Context()}
 	if req.Method == http.MethodGet && blobPath.MatchString(req.URL.Path) && resp.StatusCode/100 == 2 {
 		switch {
-		case len(p.cuts) > 0:
+		case len(p.cuts) > 0 && (resp.ContentLength < 0 || resp.ContentLength > p.cuts[0]):
 			b.fault, b.limit = "cut", p.cuts[0]
 			p.cuts = p.cuts[1:]
 		case p.stalled:
