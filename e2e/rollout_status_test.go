@@ -267,8 +267,8 @@ func TestRolloutResumeOfABatchRollout(t *testing.T) {
 		}
 	}
 	r := f.c.run("rollout", "resume", id)
-	if r.code != 3 {
-		t.Fatalf("want the resume to take every host back (exit 3): %s", r)
+	if r.code != 3 || !strings.Contains(r.stderr, "roll it out again with the same check flags") {
+		t.Fatalf("want the resume to take every host back (exit 3) and say how to go on: %s", r)
 	}
 	f.settled(t, f.id1)
 	for _, st := range f.status(t, id) {

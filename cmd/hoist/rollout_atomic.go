@@ -588,6 +588,19 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			w.from, w.to = "", ""
 		}
 	}
+	if local {
+		// A rollout in batches goes on by being rolled out again: the
+		// hosts already on its runtime take no part.
+		to := ""
+		for _, w := range reached {
+			if w.rs != nil && w.rs.Record.Local() && w.side != "to" {
+				to = w.rs.Record.To
+			}
+		}
+		if to != "" {
+			a.con.line(fmt.Sprintf("hoist: rollout %s: to go on with the hosts not on %s, roll it out again with the same check flags (hoist rollout %s ...): the hosts already on it take no part", id, printable(to), printable(to)))
+		}
+	}
 	return a.rolloutEnd(id, rolloutHosts(ws))
 }
 
