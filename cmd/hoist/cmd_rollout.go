@@ -158,12 +158,7 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	if art != nil {
 		defer art.Close()
 	}
-	rid := store.NewSequenceID()
-	if !a.g.json {
-		a.data(fmt.Sprintf("rollout %s: %s to %d hosts\n", rid, printable(id), len(targets)))
-	} else {
-		a.con.line(fmt.Sprintf("hoist: rollout %s: %s to %d hosts", rid, printable(id), len(targets)))
-	}
+	rid := a.rolloutHeader(id, len(targets), "")
 	checks.Rollout = rid
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -210,31 +205,14 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	var live []*rolloutHost
 	failedStage := false
 	for _, h := range hosts {
-		err := <-h.staged
-		h.err = err
-		if h.to == "" {
-			h.to = id
-		}
-		switch {
-		case h.same != "":
-			h.state = rsUnchanged
-		case err != nil && h.unreachable && o.skipUnreachable:
-			h.state = rsSkipped
-		case err != nil:
-			h.state, failedStage = rsFailed, true
-		case h.from == h.to:
-			h.state = rsUnchanged
-		default:
-			h.state = rsUnchanged
+		h.err = <-h.staged
+		part, failed := h.sortStaged(id, o.skipUnreachable)
+		failedStage = failedStage || failed
+		if part {
 			live = append(live, h)
 		}
 	}
 	if failedStage {
-		for _, h := range hosts {
-			if h.state == rsFailed {
-				a.con.line(fmt.Sprintf("hoist: %s: %s", printable(h.name), printable(explain(h.err))))
-			}
-		}
 		a.con.line(fmt.Sprintf("hoist: rollout %s: the runtime could not be staged on every host: no host was switched", rid))
 		return a.rolloutEnd(rid, hosts)
 	}
@@ -379,6 +357,43 @@ func stageOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Art
 		h.to = id
 	}
 	return nil
+}
+
+// rolloutHeader prints the rollout's first line, its new id (on stdout,
+// or on stderr with --json), and returns the id; how says the mode.
+func (a *app) rolloutHeader(id string, hosts int, how string) string {
+	rid := store.NewSequenceID()
+	line := fmt.Sprintf("rollout %s: %s to %d hosts%s", rid, printable(id), hosts, how)
+	if a.g.json {
+		a.con.line("hoist: " + line)
+	} else {
+		a.data(line + "\n")
+	}
+	return rid
+}
+
+// sortStaged sets a host's state once its staging ended: unchanged (the
+// same store as another target, or already on the runtime), skipped
+// (unreachable, with --skip-unreachable), failed (it could not stage:
+// the rollout switches no host); part when it takes part. id is the
+// runtime's, for a host that did not say what it goes to.
+func (h *rolloutHost) sortStaged(id string, skipUnreachable bool) (part, failed bool) {
+	h.state = rsUnchanged
+	if h.to == "" {
+		h.to = id
+	}
+	switch {
+	case h.same != "":
+	case h.err != nil && h.unreachable && skipUnreachable:
+		h.state = rsSkipped
+	case h.err != nil:
+		h.state = rsFailed
+		return false, true
+	case h.from == h.to:
+	default:
+		return true, false
+	}
+	return false, false
 }
 
 // oneRuntime checks that a REF names the same runtime on every host that

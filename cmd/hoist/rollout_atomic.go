@@ -149,12 +149,7 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 	if art != nil {
 		defer art.Close()
 	}
-	rid := store.NewSequenceID()
-	if !a.g.json {
-		a.data(fmt.Sprintf("rollout %s: %s to %d hosts, all or nothing\n", rid, id, len(targets)))
-	} else {
-		a.con.line(fmt.Sprintf("hoist: rollout %s: %s to %d hosts, all or nothing", rid, id, len(targets)))
-	}
+	rid := a.rolloutHeader(id, len(targets), ", all or nothing")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The first interrupt aborts the rollout if it is not decided yet (a
@@ -191,18 +186,9 @@ func (a *app) rolloutAtomic(source string, o rolloutOptions) error {
 	var live []*worker
 	failedStage := false
 	for _, w := range ws {
-		w.state = rsUnchanged
-		if w.to == "" {
-			w.to = id
-		}
-		switch {
-		case w.same != "":
-		case w.err != nil && w.unreachable && o.skipUnreachable:
-			w.state = rsSkipped
-		case w.err != nil:
-			w.state, failedStage = rsFailed, true
-		case w.from == w.to:
-		default:
+		part, failed := w.sortStaged(id, o.skipUnreachable)
+		failedStage = failedStage || failed
+		if part {
 			live = append(live, w)
 		}
 	}
