@@ -237,25 +237,30 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}()
 	sum, err := s.upload(upCtx, up, src.arch, p.Stage, st, res, opts, transport.UploadOptions{})
 	if err != nil {
-		select {
-		case <-stopped:
-			// Everything before this was written: the next push
-			// resumes from here.
-			p.Cut = res.Resumed + res.Uploaded
-			s.keepStage(ctx, p, res)
-			return res, ErrStopped
-		default:
-		}
-		// A replaced stage is not this push's to remove.
-		if !errors.Is(err, transport.ErrUnknownOutcome) && !errors.Is(err, ErrStageReplaced) && ctx.Err() == nil {
-			s.dropStage(ctx, p, res)
-		}
-		return res, err
+		return s.uploadFailed(ctx, p, res, err, stopped)
 	}
 	if opts.Uploaded != nil {
 		opts.Uploaded(res.Uploaded)
 	}
 	return s.promote(ctx, p, sum, opts, res)
+}
+
+// uploadFailed ends a push whose upload failed: stopped (the user asked),
+// the stage is kept with what was written, and the next push resumes it;
+// otherwise it is dropped, unless its outcome is unknown or it was
+// replaced (then it is not this push's to remove).
+func (s *Store) uploadFailed(ctx context.Context, p shellcmd.Params, res *PushResult, err error, stopped <-chan struct{}) (*PushResult, error) {
+	select {
+	case <-stopped:
+		p.Cut = res.Resumed + res.Uploaded
+		s.keepStage(ctx, p, res)
+		return res, ErrStopped
+	default:
+	}
+	if !errors.Is(err, transport.ErrUnknownOutcome) && !errors.Is(err, ErrStageReplaced) && ctx.Err() == nil {
+		s.dropStage(ctx, p, res)
+	}
+	return res, err
 }
 
 // promote is a push's last command: the archive in the stage, of SHA-256

@@ -74,17 +74,7 @@ func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src push
 				return s.promoted(op.r, "", opts, res)
 			}
 		}
-		select {
-		case <-stopped:
-			p.Cut = res.Resumed + res.Uploaded
-			s.keepStage(ctx, p, res)
-			return res, ErrStopped
-		default:
-		}
-		if !errors.Is(err, transport.ErrUnknownOutcome) && !errors.Is(err, ErrStageReplaced) && ctx.Err() == nil {
-			s.dropStage(ctx, p, res)
-		}
-		return res, err
+		return s.uploadFailed(ctx, p, res, err, stopped)
 	}
 	if opts.Uploaded != nil {
 		opts.Uploaded(res.Uploaded)
