@@ -297,26 +297,6 @@ func (r RolloutPlan) Local() bool {
 	return r.Found && r.Decider < 0 && r.To != ""
 }
 
-// LatestRollout names the latest rollout recorded on this host (ids start
-// with a UTC time: the greatest), read-only and without the lock.
-func (s *Store) LatestRollout(ctx context.Context) (RolloutPlan, error) {
-	p := s.wire().Params()
-	p.DryRun = true
-	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpResume, p), lock.Events{}, nil)
-	if err != nil {
-		return RolloutPlan{}, err
-	}
-	for _, v := range r.Verdicts {
-		switch v.Verb {
-		case shellcmd.VerbPlan, shellcmd.VerbNoRecord:
-			return recordOf(v), nil
-		case shellcmd.VerbNoStore:
-			return RolloutPlan{}, nil
-		}
-	}
-	return RolloutPlan{}, s.err(r, "rollout resume")
-}
-
 // Resumer is a resume's host command on one host (docs/rollout.md,
 // "Resume"): it holds the host's lock, has settled every other unfinished
 // record, and waits for the resumer's word on the record of the rollout.

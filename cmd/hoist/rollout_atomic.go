@@ -469,19 +469,18 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 		reached = append(reached, w)
 	}
 	if id == "" {
-		// The latest rollout recorded on any of them: ids start with a
-		// UTC time.
+		// The latest rollout recorded on any of them, as rollout status
+		// finds it: ids start with a UTC time.
 		var mu sync.Mutex
 		each(reached, func(ctx context.Context, w *worker, s *store.Store) {
-			rec, err := s.LatestRollout(ctx)
+			st, err := s.RolloutStatus(ctx, "")
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				w.err, w.state = err, rsFailed
+				return
 			}
-			if rec.ID > id {
-				id = rec.ID
-			}
+			id = max(id, st.ID)
 		})
 		if id == "" {
 			return fmt.Errorf("no rollout is recorded on these hosts: nothing to resume")

@@ -124,26 +124,15 @@ h_pfinish() {
 
 # h_op_resume: settles the record of rollout hp_hid here, under the lock
 # (waiting), after every other unfinished record. It says what the record
-# is (RECORD id index decider hosts, or NORECORD id), then waits for its
+# is (PLAN id from to index decider hosts, or NORECORD id), then waits for its
 # client's word: decide (on the decider: abort unless decided; with no
 # record, a tombstone, the record's directory with decision -> abort
 # alone, so that the rollout can never be prepared here); commit or abort
 # (the decider's decision, for another host); settle (the decider is out
 # of reach: the local rule, and a host that voted ready is INDOUBT). A
-# resume never writes commit. With hp_dry it only names the latest record
-# here, without the lock.
+# resume never writes commit.
 h_op_resume() {
 	h_nostore && return
-	if [ -n "$hp_dry" ]; then
-		h_rl=
-		set +f
-		for h_jd in "$h_store"/.rollouts/*/; do
-			[ -d "$h_jd" ] && h_rl=${h_jd%/}
-		done
-		set -f
-		if [ -z "$h_rl" ]; then h_say NORECORD -; else h_rsay "$h_rl"; fi
-		return
-	fi
 	h_take || return
 	h_mark heard
 	h_jskip=1
@@ -152,7 +141,7 @@ h_op_resume() {
 	rm -rf "$h_scr"
 }
 
-# h_rsay DIR: RECORD for the record DIR (a tombstone has no plan: "-").
+# h_rsay DIR: PLAN for the record DIR (a tombstone has no plan: "-").
 h_rsay() {
 	h_jidx= h_jdec= h_jhosts= h_jf= h_jt=
 	[ ! -f "$1/plan" ] || h_recread "$1"
