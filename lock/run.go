@@ -168,7 +168,7 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		// The host shell stopped after starting the command and before its
 		// status (it was killed): its guardian stops what is left of the
 		// command, writes the run's end and releases. Follow it there.
-		if err := l.follow(ctx, res, out, errw, opts); !isUnknown(err) {
+		if err := l.follow(ctx, res, out, errw, opts); !noNews(err) {
 			return res, err
 		}
 		return res, transport.UnknownOutcome(fmt.Errorf("the host stopped reporting after the command started (exit %d); follow it with hoist logs -f %s", r.Status, res.ID))
@@ -229,13 +229,21 @@ func (l *Lock) reattach(ctx context.Context, res *RunResult, out, errw *counter,
 		switch {
 		case errors.Is(err, ErrNoRun) && !res.Started:
 			return fmt.Errorf("contact was lost before the command started, and the host did not start it (%v)", cause)
-		case isUnknown(err):
+		case noNews(err):
 			cause = err
 			continue
 		}
 		return err
 	}
 	return unknownRun(res, cause)
+}
+
+// noNews reports whether err, from following a run, says nothing about
+// the run itself: contact was lost again, or the follow's own command never
+// started (a kept connection that reconnect reached just before it died).
+// Either way the run's outcome is still unknown, never "did not start".
+func noNews(err error) bool {
+	return isUnknown(err) || errors.Is(err, transport.ErrNotStarted)
 }
 
 // follow follows the run res.ID on l's host from the offsets this client

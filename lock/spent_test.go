@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -207,3 +208,37 @@ func (g *gate) to(w io.Writer) io.Writer {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestRunFollowsPastAFollowThatDidNotStart: contact with a started run is
+// lost, and the first reconnect reaches a connection that cannot start a
+// command (a kept connection about to end). That follow's "did not start"
+// is about the follow, not the run: the client reconnects again and
+// follows the run to its exit status, never reporting that the run did not
+// start.
+func TestRunFollowsPastAFollowThatDidNotStart(t *testing.T) {
+	onStepShells(t, func(t *testing.T, e *stepEnv) {
+		link := &silentLink{Transport: e.dial(), cut: make(chan struct{})}
+		a := lock.New(link, lock.Root{Path: e.root})
+		var once sync.Once
+		dials := 0
+		res, err := a.Run(e.ctx(), []string{"sh", "-c", "sleep 1; echo after; exit 3"}, lock.RunOptions{
+			Events: lock.Events{Started: func() { once.Do(func() { close(link.cut) }) }},
+			Reconnect: func(context.Context) (transport.Transport, error) {
+				if dials++; dials == 1 {
+					return notStarting{e.dial()}, nil
+				}
+				return e.dial(), nil
+			},
+		})
+		if err != nil || res == nil || !res.Exited || res.Status != 3 || res.Reattached != 2 {
+			t.Fatalf("the run: %v %+v; want it followed to its exit 3 on the second reconnect", err, res)
+		}
+	})
+}
+
+// notStarting is a transport whose commands never start.
+type notStarting struct{ transport.Transport }
+
+func (notStarting) Run(context.Context, transport.Request) (int, error) {
+	return 0, fmt.Errorf("%w: the master ended", transport.ErrNotStarted)
+}
