@@ -233,11 +233,13 @@ func TestRolloutRefIsOneRuntime(t *testing.T) {
 // TestRolloutResumeOfABatchRollout: a batch rollout whose host commands
 // died mid-check (their hosts' shells killed, the client too) leaves each
 // host on the new runtime, unchecked, its record unfinished; rollout
-// resume settles every record by the local rule: back on what it had.
+// resume settles every record by the local rule (back on what it had),
+// then goes on with its plan: every host switched again, under a new id,
+// with the same check (which passes now).
 func TestRolloutResumeOfABatchRollout(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 3)
-	s := f.c.start("rollout", f.v2, "--name", "app", "--canary", "0", "--check", "touch ../../checking-$(cat VERSION); sleep 60",
+	s := f.c.start("rollout", f.v2, "--name", "app", "--canary", "0", "--check", "test -e ../../pass || { touch ../../checking-$(cat VERSION); sleep 60; }",
 		"--check-timeout", "90s", "--check-deadline", "90s", "--stable", "0s")
 	for i, h := range f.hosts {
 		waitFor(t, 60*time.Second, "host checking v2", func() bool {
@@ -266,14 +268,25 @@ func TestRolloutResumeOfABatchRollout(t *testing.T) {
 			t.Fatalf("host %d is back on v1 before the resume: the test did not interrupt its sequence", i)
 		}
 	}
-	r := f.c.run("rollout", "resume", id)
-	if r.code != 3 || !strings.Contains(r.stderr, "roll it out again with the same check flags") {
-		t.Fatalf("want the resume to take every host back (exit 3) and say how to go on: %s", r)
+	to := f.current(t, 0)
+	for _, h := range f.hosts {
+		hostSh(t, h, "touch "+strings.TrimPrefix(f.root, "~/")+"/pass")
 	}
-	f.settled(t, f.id1)
+	r := f.c.run("rollout", "resume", id)
+	nid := rolloutID(t, r)
+	if r.code != 0 || nid == id || strings.Count(r.stdout, "  switched  "+f.id1+" -> "+to) != 3 ||
+		!strings.Contains(r.stderr, "settled by the local rule, back on what they had") {
+		t.Fatalf("want the resume to take every host back, then switch it again (exit 0): %s", r)
+	}
+	f.settled(t, to)
 	for _, st := range f.status(t, id) {
 		if st.State != "reverted" {
-			t.Fatalf("want every host's record reverted: %+v", st)
+			t.Fatalf("want every host's record of %s reverted: %+v", id, st)
+		}
+	}
+	for _, st := range f.status(t, nid) {
+		if st.State != "healthy" {
+			t.Fatalf("want every host healthy in %s: %+v", nid, st)
 		}
 	}
 }

@@ -196,7 +196,7 @@ var protocol = []verbSpec{
 	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},
 	{verb: VerbInDoubt, owner: ofRollout, fields: []string{"id"}, doc: "voted ready and no outcome: nothing changed until the decision is learnt"},
 	{verb: VerbDone, owner: ofRollout, fields: []string{"id", "side"}, doc: "the host finished: current and its service are on this side (to, from, overridden)"},
-	{verb: VerbPlan, owner: ofRollout, fields: []string{"id", "from", "to", "index", "decider", "hosts"}, doc: "resume: the record here: from, to, its place in hosts and the decider's (- for a tombstone)"},
+	{verb: VerbPlan, owner: ofRollout, fields: []string{"id", "from", "to", "index", "decider", "hosts", "opts"}, doc: "resume: the record here: from, to, its place in hosts and the decider's (- for a tombstone), a batch plan's options"},
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 }
 

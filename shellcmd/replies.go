@@ -424,6 +424,9 @@ type RolloutLine struct {
 	From, To                 string
 	Index, Decider           int
 	Hosts                    []string
+	// Plan is a batch record's plan as written (PlanFields: its hosts
+	// and options, percent-encoded), "" when it has none.
+	Plan string
 }
 
 // Rollout reads VOTED, DECIDED, INDOUBT, DONE, PLAN and NORECORD.
@@ -440,6 +443,9 @@ func (v Verdict) Rollout() RolloutLine {
 		for _, h := range strings.Split(hs, ",") {
 			l.Hosts = append(l.Hosts, unpct(h))
 		}
+	}
+	if o := v.get("opts"); o != "" && v.get("hosts") != "" && l.Decider < 0 {
+		l.Plan = PlanFields(v.get("hosts"), o)
 	}
 	return l
 }

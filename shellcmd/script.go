@@ -2,6 +2,8 @@ package shellcmd
 
 import (
 	"cmp"
+	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -163,6 +165,9 @@ type Health struct {
 	// Interval between tries' starts, Timeout per try, Deadline to the
 	// first success after the restart, Stable the window after it.
 	Interval, Timeout, Deadline, Stable time.Duration
+	// Plan is what a batch rollout's record keeps of the rollout, last
+	// in its plan line: PlanFields of its hosts and options ("" none).
+	Plan string
 }
 
 // Rollout is one host's place in an --atomic rollout (docs/rollout.md):
@@ -294,6 +299,7 @@ func (p Params) values() []param {
 		{"hid", p.Health.ID},
 		{"hmode", p.Health.Mode},
 		{"hof", p.Health.RevertOf},
+		{"hplan", p.Health.Plan},
 		{"restart", p.Health.Restart},
 		{"checks", strings.Join(p.Health.Exec, "\n")},
 		{"ndial", n(int64(p.Health.Dialled))},
@@ -340,6 +346,35 @@ func rolloutHosts(hs []string) string {
 		out[i] = pct(h)
 	}
 	return strings.Join(out, ",")
+}
+
+// PlanFields is a batch record's plan of its rollout, as the plan line
+// keeps it: " hosts=H1,H2,... opts=A1,A2,...", the hosts and the option
+// argv each percent-encoded (as the lock record's values) and joined by
+// commas, from already encoded lists.
+func PlanFields(hosts, opts string) string {
+	return " hosts=" + hosts + " opts=" + opts
+}
+
+// EncodeList is a list of values as a plan field keeps it: each
+// percent-encoded, joined by commas.
+func EncodeList(vs []string) string { return rolloutHosts(vs) }
+
+// DecodeList reads a list EncodeList wrote, strictly: every value is
+// non-empty, of the characters EncodeList writes, and decodes.
+func DecodeList(s string) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e == "" || strings.Trim(e, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/:@+%") != "" {
+			return nil, fmt.Errorf("%q is not a percent-encoded value", e)
+		}
+		d, err := url.PathUnescape(e)
+		if err != nil || d == "" {
+			return nil, fmt.Errorf("%q is not a percent-encoded value", e)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func orDash(s string) string {

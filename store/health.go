@@ -52,6 +52,10 @@ type Checks struct {
 	// the rollout a revert undoes: its record has an id of its own and
 	// says revert-of=ID.
 	Rollout, RevertOf string
+	// Plan, with Rollout (not with RevertOf), is what the host's record
+	// keeps of the rollout: its hosts and options, for a resume to go on
+	// with (docs/rollout.md, "Resume of a rollout in batches").
+	Plan *BatchPlan
 	// Stop, when closed, asks the host to stop: waiting for the lock, it
 	// stops waiting; once switched, the new runtime was not confirmed
 	// healthy, and the host goes back (checking the runtime it goes back
@@ -212,6 +216,13 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 		p.Health.RevertOf = c.RevertOf
 		if c.Rollout != "" || c.RevertOf != "" {
 			p.Health.Mode = "batch"
+		}
+		if c.Plan != nil && c.Rollout != "" && c.RevertOf == "" {
+			f, err := c.Plan.Fields()
+			if err != nil {
+				return nil, err
+			}
+			p.Health.Plan = f
 		}
 	} else {
 		dial = newDialled(s, c)

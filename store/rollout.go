@@ -285,11 +285,14 @@ type RolloutPlan struct {
 	Found          bool
 	Index, Decider int
 	Hosts          []string
+	// Plan is a batch record's plan of its rollout, as the host said it
+	// ("" for none: a record of an older hoist): ParseBatchPlan reads it.
+	Plan string
 }
 
 func recordOf(v shellcmd.Verdict) RolloutPlan {
 	l := v.Rollout()
-	return RolloutPlan{ID: l.ID, From: l.From, To: l.To, Found: v.Verb == shellcmd.VerbPlan, Index: l.Index, Decider: l.Decider, Hosts: l.Hosts}
+	return RolloutPlan{ID: l.ID, From: l.From, To: l.To, Found: v.Verb == shellcmd.VerbPlan, Index: l.Index, Decider: l.Decider, Hosts: l.Hosts, Plan: l.Plan}
 }
 
 // Local: a record with no decider that is not a tombstone.
@@ -361,6 +364,13 @@ func (rs *Resumer) Tell(ctx context.Context, word string) (string, error) {
 		return "", errors.Join(ErrInDoubt, rs.Wait())
 	}
 	return side, rs.Wait()
+}
+
+// Leave ends the resume on this host without finishing its record: the
+// host releases its lock, and the record stays as it was.
+func (rs *Resumer) Leave() error {
+	rs.ss.say("leave")
+	return rs.Wait()
 }
 
 // Wait waits for the resume's host command to end.

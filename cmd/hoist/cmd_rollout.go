@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
@@ -69,6 +70,16 @@ and every host is on a runtime that passed them; 4: a host is in doubt.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.name, "name", "n", "", "runtime `NAME` (default: the artifact's file name without its extension)")
+	o.addBatchFlags(f)
+	f.BoolVar(&o.atomic, "atomic", false, "all or nothing: every host switches and is checked at once, then all stay or all go back (no --canary, --batch)")
+	f.Var(durationValue{&o.holdLease}, "hold-lease", "--atomic: a host takes the rollout for gone after `D` without a word from it")
+	c.AddCommand(a.rolloutStatusCommand(), a.rolloutResumeCommand())
+	return c
+}
+
+// addBatchFlags adds the flags a rollout's plan keeps (planArgs): the
+// batches, what a failure does, and the check flags.
+func (o *rolloutOptions) addBatchFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.canary, "canary", -1, "switch `N` hosts first, alone (default 1 when there are more than 2 hosts)")
 	f.StringVar(&o.batch, "batch", "", "then batches of these sizes, `LIST` such as 1,5,25% (percent of all hosts, rounded up; the last repeats; default: the rest at once)")
 	f.Var(durationValue{&o.wait}, "wait", "wait `D` between two batches")
@@ -77,11 +88,7 @@ and every host is on a runtime that passed them; 4: a host is in doubt.`,
 	f.StringVar(&o.maxFail, "max-fail", "0", "stop when the failures in one batch exceed `N|P%` (a count, or a percentage of the batch)")
 	f.StringVar(&o.onFail, "on-fail", "stop", "`WHAT` to do when the rollout stops: stop, revert (every host it switched goes back) or continue")
 	f.BoolVar(&o.skipUnreachable, "skip-unreachable", false, "skip a host that cannot be reached, instead of failing the rollout before any switch")
-	f.BoolVar(&o.atomic, "atomic", false, "all or nothing: every host switches and is checked at once, then all stay or all go back (no --canary, --batch)")
-	f.Var(durationValue{&o.holdLease}, "hold-lease", "--atomic: a host takes the rollout for gone after `D` without a word from it")
 	o.checkFlags.add(f)
-	c.AddCommand(a.rolloutStatusCommand(), a.rolloutResumeCommand())
-	return c
 }
 
 // The states of a host in a rollout.
@@ -110,6 +117,9 @@ type rolloutHost struct {
 	err         error
 	health      *store.Health
 	revert      *store.Health
+	// plan is what its record keeps of the rollout (set before its
+	// first order).
+	plan *store.BatchPlan
 }
 
 // rolloutOrder asks a host to switch to id (revert: back to id).
@@ -123,37 +133,62 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	if o.atomic {
 		return a.rolloutAtomic(source, o)
 	}
-	checks, err := o.checks()
+	if _, err := o.batchChecks(); err != nil {
+		return err
+	}
+	targets, root, err := a.fleetTargets()
 	if err != nil {
 		return err
 	}
+	return a.rolloutBatches(targets, root, source, o, nil)
+}
+
+// batchChecks checks the options of a rollout in batches that do not
+// depend on the hosts, and returns its checks.
+func (o rolloutOptions) batchChecks() (store.Checks, error) {
+	checks, err := o.checks()
+	if err != nil {
+		return checks, err
+	}
 	if o.name != "" && !store.ValidName(o.name) {
-		return usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
+		return checks, usageErr("--name %q: use letters, digits and . _ + -, at most 64, starting with a letter or digit", o.name)
 	}
 	switch o.onFail {
 	case "stop", "revert", "continue":
 	default:
-		return usageErr("--on-fail %q: give stop, revert or continue", o.onFail)
+		return checks, usageErr("--on-fail %q: give stop, revert or continue", o.onFail)
 	}
 	if o.canary < -1 {
-		return usageErr("--canary %d: give 0 or more", o.canary)
+		return checks, usageErr("--canary %d: give 0 or more", o.canary)
 	}
 	if o.wait < 0 {
-		return usageErr("--wait: give a duration of 0 or more")
+		return checks, usageErr("--wait: give a duration of 0 or more")
 	}
-	targets, root, err := a.fleetTargets()
+	if _, err := maxFail(o.maxFail, 1); err != nil {
+		return checks, err
+	}
+	return checks, nil
+}
+
+// rolloutBatches is a rollout in batches of source over targets, in their
+// order. Its records keep its plan (store.BatchPlan): the hosts (planHosts
+// when a resume goes on with a rollout: that one's; else the targets as
+// reached) and o's planArgs.
+func (a *app) rolloutBatches(targets []string, root lock.Root, source string, o rolloutOptions, planHosts []string) error {
+	checks, err := o.batchChecks()
 	if err != nil {
 		return err
 	}
 	if _, err := batchSizes(len(targets), o.canary, o.batch); err != nil {
 		return err
 	}
-	if _, err := maxFail(o.maxFail, 1); err != nil {
-		return err
-	}
-	art, ref, id, err := a.sourceOf(source, o.name)
-	if err != nil {
-		return err
+	var art *store.Artifact
+	ref, id := source, source // a resume's: the plan's runtime, a REF
+	if planHosts == nil {
+		art, ref, id, err = a.sourceOf(source, o.name)
+		if err != nil {
+			return err
+		}
 	}
 	if art != nil {
 		defer art.Close()
@@ -219,6 +254,19 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 	if err := oneRuntime(ref, hosts); err != nil {
 		return fmt.Errorf("rollout %s: %w: no host was switched", rid, err)
 	}
+	plan := &store.BatchPlan{Hosts: planHosts, Options: o.planArgs()}
+	if planHosts == nil {
+		for _, h := range hosts {
+			plan.Hosts = append(plan.Hosts, h.name)
+		}
+	}
+	if _, err := plan.Fields(); err != nil {
+		plan = nil
+		a.con.line(fmt.Sprintf("hoist: rollout %s: %s: a resume will settle its hosts, not go on", rid, err))
+	}
+	for _, h := range live {
+		h.plan = plan
+	}
 
 	// Percentages, and the default canary, are of all hosts given.
 	sizes, _ := batchSizesOf(len(live), len(targets), o.canary, o.batch)
@@ -263,6 +311,9 @@ func (a *app) rollout(source string, o rolloutOptions) error {
 				a.con.line(fmt.Sprintf("hoist: rollout %s: %d failed in batch %d, more than --max-fail %s: every host switched goes back, the last batch first", rid, failed, b+1, o.maxFail))
 				a.revertBatches(rid, live, b+1)
 			}
+		}
+		if b < len(sizes)-1 {
+			clientStep("rollout.batch")
 		}
 	}
 	return a.rolloutEnd(rid, hosts)
@@ -463,7 +514,9 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 				}
 			}
 		} else {
-			hl, err := s.ActivateChecked(ctx, o.id, checks, defaultWait, ev)
+			c := checks
+			c.Plan = h.plan
+			hl, err := s.ActivateChecked(ctx, o.id, c, defaultWait, ev)
 			h.health, h.err = hl, err
 			var ue *store.UnhealthyError
 			switch {

@@ -32,6 +32,10 @@ var clientSteps = []string{"rollout.stage", "rollout.prepare", "rollout.switch",
 	"rollout.voted", "rollout.decide", "rollout.decided", "rollout.commit", "rollout.abort", "rollout.revert",
 	"resumer.start", "resumer.decide", "resumer.outcome"}
 
+// batchSteps are the named steps of a rollout in batches, for the same
+// test hook: rollout.batch, between two batches.
+var batchSteps = []string{"rollout.batch"}
+
 func clientStep(name string) {
 	step, how, _ := strings.Cut(os.Getenv("HOIST_TEST_STEP"), ":")
 	if step != name {
@@ -444,12 +448,24 @@ func (c *atomicRun) rows() {
 	}
 }
 
-// rolloutResume is hoist rollout resume [ID].
+// rolloutResume is hoist rollout resume [ID]: the records settled, then
+// for a rollout in batches whose records keep its plan, the rollout goes
+// on (rollout_resume.go).
 func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 	targets, root, err := a.fleetTargets()
 	if err != nil {
 		return err
 	}
+	g, err := a.resumeRecords(targets, root, id, holdLease)
+	if g == nil || err != nil {
+		return err
+	}
+	return a.rolloutBatches(g.targets, root, g.to, g.opts, g.plan.Hosts)
+}
+
+// resumeRecords settles the records of rollout id on targets; for a
+// rollout in batches with a plan, what to go on with.
+func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLease time.Duration) (*batchGoOn, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a.interrupted(ctx, func(os.Signal) { a.reach.interrupt(); cancel() }, func(os.Signal) { cancel() })
@@ -483,7 +499,7 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			id = max(id, st.ID)
 		})
 		if id == "" {
-			return fmt.Errorf("no rollout is recorded on these hosts: nothing to resume")
+			return nil, fmt.Errorf("no rollout is recorded on these hosts: nothing to resume")
 		}
 	}
 	a.con.line(fmt.Sprintf("hoist: rollout %s: resuming", id))
@@ -494,6 +510,17 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			w.from, w.to = w.rs.Record.From, w.rs.Record.To
 		}
 	})
+	goOn, err := batchPlan(id, ws, reached)
+	if err != nil {
+		// Nothing of the rollout is changed: each host releases its lock
+		// and keeps its record as it is.
+		each(reached, func(ctx context.Context, w *worker, s *store.Store) {
+			if w.rs != nil {
+				_ = w.rs.Leave()
+			}
+		})
+		return nil, err
+	}
 	var decider *worker
 	deciderName := ""
 	recorded, local := false, false
@@ -573,7 +600,29 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			w.from, w.to = "", ""
 		}
 	}
-	if local {
+	if goOn != nil {
+		var settled, failed []string
+		for _, w := range reached {
+			switch {
+			case w.err != nil || w.state == rsInDoubt:
+				failed = append(failed, w.name)
+			case w.rs != nil && w.rs.Record.Local() && w.side == "from":
+				settled = append(settled, w.name)
+			}
+		}
+		if len(settled) > 0 {
+			a.con.line(fmt.Sprintf("hoist: rollout %s: settled by the local rule, back on what they had: %s", id, printable(strings.Join(settled, ", "))))
+		}
+		switch {
+		case a.caught() != nil:
+		case len(failed) > 0:
+			a.con.line(fmt.Sprintf("hoist: rollout %s: not going on: %s could not be settled", id, printable(strings.Join(failed, ", "))))
+		default:
+			a.con.line(fmt.Sprintf("hoist: rollout %s: going on with the hosts not on %s, in its plan's order (%s), with its options: %s",
+				id, printable(goOn.to), printable(strings.Join(goOn.plan.Hosts, ", ")), planLine(goOn.args)))
+			return goOn, nil
+		}
+	} else if local {
 		// A rollout in batches goes on by being rolled out again: the
 		// hosts already on its runtime take no part.
 		to := ""
@@ -586,22 +635,33 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 			a.con.line(fmt.Sprintf("hoist: rollout %s: to go on with the hosts not on %s, roll it out again with the same check flags (hoist rollout %s ...): the hosts already on it take no part", id, printable(to), printable(to)))
 		}
 	}
-	return a.rolloutEnd(id, rolloutHosts(ws))
+	return nil, a.rolloutEnd(id, rolloutHosts(ws))
 }
 
 func (a *app) rolloutResumeCommand() *cobra.Command {
 	holdLease := store.DefaultHoldLease
 	c := &cobra.Command{
 		Use:   "resume [ID]",
-		Short: "finish an interrupted --atomic rollout on the hosts given",
+		Short: "finish an interrupted rollout on the hosts given: --atomic by its decision, in batches by going on",
 		Long: `resume finishes rollout ID (without ID: the latest recorded on the hosts)
 on the hosts given with -H or --hosts-file. It takes each host's lock
-(waiting), reads the decision on the rollout's decider, writing abort
-when there is none (a resume never commits), then tells every other host
-the decision: each finishes on the new runtime or goes back. When the
-decider is not among the hosts, each host settles by what it knows, and a
-host that voted ready stays in doubt. The rows and exit status are
-rollout's.`,
+(waiting). An --atomic rollout: it reads the decision on the rollout's
+decider, writing abort when there is none (a resume never commits), then
+tells every other host the decision: each finishes on the new runtime or
+goes back. When the decider is not among the hosts, each host settles by
+what it knows, and a host that voted ready stays in doubt.
+
+A rollout in batches: each host's unfinished record is settled by the
+local rule (back on what it had, its restart run); then, since each
+record keeps the rollout's plan (its hosts in order, and --canary,
+--batch, --wait, --max-fail, --on-fail, --skip-unreachable and the check
+flags), the rollout goes on: the runtime is rolled out again, under a
+new id printed first, to the plan's hosts in its order with its options
+(which the resume prints), and the hosts already on it take no part.
+The resume changes nothing when the hosts that have a record do not all
+keep the same plan, or a host of the plan is not among the targets.
+
+The rows and exit status are rollout's.`,
 		Example: `  hoist --hosts-file fleet rollout resume 20261201T180233Z-3f9a2c`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {

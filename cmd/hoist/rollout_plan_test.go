@@ -3,6 +3,7 @@ package main
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestBatchSizes(t *testing.T) {
@@ -50,4 +51,36 @@ func TestMaxFail(t *testing.T) {
 			t.Errorf("maxFail(%q): no error", bad)
 		}
 	}
+}
+
+// TestPlanArgs: a rollout's options read back from its plan as they
+// were; options not in planArgs' form are refused.
+func TestPlanArgs(t *testing.T) {
+	o := rolloutOptions{canary: 1, batch: "1,25%", wait: 30 * time.Second, maxFail: "10%", onFail: "revert", skipUnreachable: true, checkFlags: newCheckFlags()}
+	o.exec, o.http, o.restart = []string{"bin/ok --x", "-v"}, []string{"http://127.0.0.1:8080/up"}, "bin/restart"
+	got, err := parsePlanArgs(o.planArgs())
+	if err != nil || !slices.Equal(got.planArgs(), o.planArgs()) || got.canary != 1 || got.onFail != "revert" || got.exec[1] != "-v" {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	args := newRolloutArgs()
+	for _, bad := range [][]string{
+		append(slices.Clone(args), "--force"),
+		append(slices.Clone(args), "extra"),
+		append([]string{"--stable=0s"}, args...),
+		append(slices.Clone(args), "--check-interval=1s"),
+		{"--canary=0", "--wait", "0s"},
+		append(slices.Clone(args), "--name=x"),
+	} {
+		if _, err := parsePlanArgs(bad); err == nil {
+			t.Errorf("%q: read as a plan's options", bad)
+		}
+	}
+	bad := rolloutOptions{canary: -1, maxFail: "0", onFail: "later", checkFlags: newCheckFlags()}
+	if _, err := parsePlanArgs(bad.planArgs()); err == nil {
+		t.Error("--on-fail later read as a plan's")
+	}
+}
+
+func newRolloutArgs() []string {
+	return rolloutOptions{canary: -1, maxFail: "0", onFail: "stop", checkFlags: newCheckFlags()}.planArgs()
 }

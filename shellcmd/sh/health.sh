@@ -187,7 +187,8 @@ h_seqinit() {
 # h_record MODE TO [FIELDS]: the record of hp_hid, from current (h_from) to
 # TO, made in .rollouts/.new-<id> and renamed into place whole, fenced; a
 # record of that id already there (a resume's tombstone) is never entered
-# (ERROR journal). FIELDS are the plan's fields of an --atomic record.
+# (ERROR journal). FIELDS are the plan's fields of an --atomic record;
+# hp_hplan, last, a batch rollout's plan of itself (hosts= opts=).
 h_record() {
 	h_rec=$h_store/.rollouts/$hp_hid h_new=$h_store/.rollouts/.new-$hp_hid
 	h_fence || return 1
@@ -196,8 +197,8 @@ h_record() {
 		return 1
 	fi
 	if ! { h_mkshared "$h_store/.rollouts" && mkdir -m 700 "$h_new" &&
-		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s%s token=%s lease=%s since=%s deadline=%s%s\n' \
-			"$hp_hid" "$1" "${h_from:--}" "$2" "$3" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "${hp_hof:+ revert-of=$hp_hof}" >"$h_new/plan" &&
+		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s%s token=%s lease=%s since=%s deadline=%s%s%s\n' \
+			"$hp_hid" "$1" "${h_from:--}" "$2" "$3" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "${hp_hof:+ revert-of=$hp_hof}" "$hp_hplan" >"$h_new/plan" &&
 		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_new/restart"; } &&
 		mv "$h_new" "$h_rec"; } 2>/dev/null; then
 		h_say ERROR switch "cannot write the record $(h_oneline "$hp_storedir/.rollouts/$hp_hid"): check free space and permissions on the store"

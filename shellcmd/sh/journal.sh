@@ -33,9 +33,10 @@ h_ownrecord() {
 
 # h_recread DIR: the plan of record DIR: h_jid, h_jmode, h_jf (from), h_jt
 # (to), h_jdl (the deadline, ms), and for an --atomic one h_jidx (this
-# host's place in h_jhosts) and h_jdec (the decider's).
+# host's place in h_jhosts) and h_jdec (the decider's); a batch one's plan
+# of its rollout: h_jhosts and h_jopts (its options).
 h_recread() {
-	h_jid=${1##*/} h_jf= h_jt= h_jdl=30000 h_jmode=single h_jidx= h_jdec= h_jhosts=
+	h_jid=${1##*/} h_jf= h_jt= h_jdl=30000 h_jmode=single h_jidx= h_jdec= h_jhosts= h_jopts=
 	h_pl=$(cat "$1/plan" 2>/dev/null)
 	for h_w in $h_pl; do
 		case $h_w in
@@ -45,6 +46,7 @@ h_recread() {
 		index=*) h_jidx=${h_w#index=} ;;
 		decider=*) h_jdec=${h_w#decider=} ;;
 		hosts=*) h_jhosts=${h_w#hosts=} ;;
+		opts=*) h_jopts=${h_w#opts=} ;;
 		deadline=[0-9]*) h_jdl=${h_w#deadline=} ;;
 		esac
 	done

@@ -124,8 +124,8 @@ h_pfinish() {
 
 # h_op_resume: settles the record of rollout hp_hid here, under the lock
 # (waiting), after every other unfinished record. It says what the record
-# is (PLAN id from to index decider hosts, or NORECORD id), then waits for its
-# client's word: decide (on the decider: abort unless decided; with no
+# is (PLAN id from to index decider hosts opts, or NORECORD id), then waits
+# for its client's word: leave (it changes nothing of the record); decide (on the decider: abort unless decided; with no
 # record, a tombstone, the record's directory with decision -> abort
 # alone, so that the rollout can never be prepared here); commit or abort
 # (the decider's decision, for another host); settle (the decider is out
@@ -143,9 +143,9 @@ h_op_resume() {
 
 # h_rsay DIR: PLAN for the record DIR (a tombstone has no plan: "-").
 h_rsay() {
-	h_jidx= h_jdec= h_jhosts= h_jf= h_jt=
+	h_jidx= h_jdec= h_jhosts= h_jf= h_jt= h_jopts=
 	[ ! -f "$1/plan" ] || h_recread "$1"
-	h_say PLAN "${1##*/}" "${h_jf:--}" "${h_jt:--}" "${h_jidx:--}" "${h_jdec:--}" "${h_jhosts:--}"
+	h_say PLAN "${1##*/}" "${h_jf:--}" "${h_jt:--}" "${h_jidx:--}" "${h_jdec:--}" "${h_jhosts:--}" "${h_jopts:--}"
 }
 
 # h_rresume: the resume of the record of hp_hid, under the lock.
@@ -153,7 +153,8 @@ h_rresume() {
 	h_rec=$h_store/.rollouts/$hp_hid
 	if [ -d "$h_rec" ] && [ ! -L "$h_rec" ]; then h_rsay "$h_rec"; else h_say NORECORD "$hp_hid"; fi
 	h_step host.held
-	h_rwait decide commit
+	h_rwait decide commit leave
+	[ "$h_got" != leave ] || return 0
 	if [ "$h_got" = decide ] && [ ! -e "$h_rec" ] && [ ! -L "$h_rec" ]; then
 		h_new=$h_store/.rollouts/.new-$hp_hid
 		h_fence || return 1

@@ -12,7 +12,7 @@ h_watch() {
 			h_mark heard
 			case $h_l in
 			stop | ack) h_mark "$h_l" ;;
-			switch | go | commit | abort | settle | decide) h_mark "c-$h_l" ;;
+			switch | go | commit | abort | settle | decide | leave) h_mark "c-$h_l" ;;
 			# A dialled probe's answer (sh/health.sh, h_try).
 			"probe "*) printf '%s\n' "$h_l" >>"$h_scr/answers" ;;
 			esac

@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// hoist rollout resume of a rollout in batches (docs/rollout.md, "Resume
+// of a rollout in batches"), over real sshd hosts: the records keep the
+// rollout's plan, and the resume goes on with it.
+
+// batchArgs roll v2 out to four hosts in two batches of two, no canary:
+// [0 1] then [2 3].
+func (f *rolloutFleet) batchArgs() []string {
+	return []string{"rollout", f.v2, "--name", "app", "--canary", "0", "--batch", "2", "--check", `test ! -e "../../fail-$(cat VERSION)"`,
+		"--check-deadline", "4s", "--stable", "0s", "--check-interval", "200ms"}
+}
+
+// killedBetweenBatches runs batchArgs with the client killed (SIGKILL)
+// once the first batch is done: hosts 0 and 1 are on v2, 2 and 3 on v1.
+// It returns the rollout's id.
+func (f *rolloutFleet) killedBetweenBatches(t *testing.T) string {
+	t.Helper()
+	f.c.env = []string{"HOIST_TEST_STEP=rollout.batch"}
+	r := f.c.run(f.batchArgs()...)
+	f.c.env = nil
+	if r.code != -1 && r.code != 137 {
+		t.Fatalf("want the client killed after its first batch: %s", r)
+	}
+	rid := rolloutID(t, r)
+	for i, want := range []bool{true, true, false, false} {
+		if got := f.current(t, i); (got != f.id1) != want {
+			t.Fatalf("host %d is on %s after the first batch", i, got)
+		}
+	}
+	f.id2 = f.current(t, 0)
+	return rid
+}
+
+// records is host i's records of the store, each file's name, mode, time
+// and contents, each link's value, and what current names: what a host
+// that takes no part keeps as it is.
+func (f *rolloutFleet) records(t *testing.T, i int) string {
+	t.Helper()
+	dir := strings.TrimPrefix(f.root, "~/")
+	return hostSh(t, f.hosts[i], "cd "+dir+" && readlink current; find runtimes/.rollouts -exec ls -ld --time-style=full-iso {} + 2>/dev/null | sort -k 9; cat runtimes/.rollouts/*/plan 2>/dev/null; true")
+}
+
+// TestRolloutResumeGoesOn: the client killed between two batches; rollout
+// resume ID reads the plan every host that has a record keeps, says the
+// options it goes on with, and rolls v2 out, under a new id (the first
+// line), to the hosts not done, with the plan's options: every host ends
+// on v2, healthy; the hosts done take no part (their records and current
+// as they were), and no lock is left.
+func TestRolloutResumeGoesOn(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedBetweenBatches(t)
+	before := []string{f.records(t, 0), f.records(t, 1)}
+	if !strings.Contains(before[0], " opts=--canary%3D0,--batch%3D2,") || !strings.Contains(before[0], " hosts="+f.hosts[0].Target()+",") {
+		t.Fatalf("host 0's record does not keep the plan:\n%s", before[0])
+	}
+	r := f.c.run("rollout", "resume", rid)
+	if r.code != 0 {
+		t.Fatalf("want the resume to switch the hosts not done: %s", r)
+	}
+	opts := "with its options: --canary=0 --batch=2 --wait=0s --max-fail=0 --on-fail=stop '--check=test ! -e \"../../fail-$(cat VERSION)\"' --check-interval=200ms --check-timeout=5s --check-deadline=4s --stable=0s"
+	if !strings.Contains(r.stderr, "rollout "+rid+": going on with the hosts not on "+f.id2) || !strings.Contains(r.stderr, opts) {
+		t.Fatalf("want the options the resume goes on with: %s", r)
+	}
+	nid := rolloutID(t, r)
+	if nid == rid || !strings.HasPrefix(r.stdout, "rollout "+nid+": "+f.id2+" to 4 hosts\n") {
+		t.Fatalf("want a new rollout's id first: %s", r)
+	}
+	for i, h := range f.hosts {
+		want := h.Target() + "  unchanged  " + f.id2 + " -> " + f.id2 + "\n"
+		if i >= 2 {
+			want = h.Target() + "  switched  " + f.id1 + " -> " + f.id2 + "\n"
+		}
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("want hosts 2 and 3 switched, 0 and 1 taking no part: %q not in %s", want, r)
+		}
+	}
+	for i := range 2 {
+		if after := f.records(t, i); after != before[i] {
+			t.Fatalf("host %d took part:\nbefore:\n%s\nafter:\n%s", i, before[i], after)
+		}
+	}
+	f.settled(t, f.id2)
+	for i, st := range f.status(t, nid) {
+		want := "healthy"
+		if i < 2 {
+			want = "no-record"
+		}
+		if st.State != want {
+			t.Fatalf("host %d in rollout %s: %+v, want %s", i, nid, st, want)
+		}
+	}
+	for i, st := range f.status(t, rid) {
+		want := "healthy"
+		if i >= 2 {
+			want = "no-record"
+		}
+		if st.State != want {
+			t.Fatalf("host %d in rollout %s: %+v, want %s", i, rid, st, want)
+		}
+	}
+	// The new rollout's records keep the same plan: resumed again, it
+	// has nothing left to do.
+	if a := f.records(t, 2); !strings.Contains(a, " hosts="+f.hosts[0].Target()+",") || !strings.Contains(a, " opts=--canary%3D0,--batch%3D2,") {
+		t.Fatalf("host 2's record of %s does not keep the plan:\n%s", nid, a)
+	}
+	if r := f.c.run("--json", "rollout", "resume", nid); r.code != 0 || states(f.jsonRows(t, r)) != "unchanged,unchanged,unchanged,unchanged" {
+		t.Fatalf("a resume of the finished resume: want every host unchanged: %s", r)
+	}
+}
+
+// TestRolloutResumePlanAltered: a record whose plan was altered on one
+// host (its check made another command) makes the resume refuse, naming
+// the hosts that disagree: nothing is changed, on any host, and no lock
+// is left.
+func TestRolloutResumePlanAltered(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedBetweenBatches(t)
+	dir := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/" + rid
+	hostSh(t, f.hosts[1], "sed 's|--check%3Dtest|--check%3Dtouch%20../../owned%3Btest|' "+dir+"/plan >"+dir+"/p && mv "+dir+"/p "+dir+"/plan")
+	var before []string
+	for i := range f.hosts {
+		before = append(before, f.records(t, i))
+	}
+	if !strings.Contains(before[1], "owned") {
+		t.Fatalf("the plan was not altered:\n%s", before[1])
+	}
+	r := f.c.run("rollout", "resume", rid)
+	want := "rollout " + rid + ": its records do not agree on its plan (" + f.hosts[0].Target() + ": one plan; " + f.hosts[1].Target() + ": another plan): nothing was changed"
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 1 || !strings.Contains(lines[len(lines)-1], want) {
+		t.Fatalf("want the resume refused, in one line naming hosts 0 and 1: %s", r)
+	}
+	for i := range f.hosts {
+		if after := f.records(t, i); after != before[i] {
+			t.Fatalf("host %d was changed:\nbefore:\n%s\nafter:\n%s", i, before[i], after)
+		}
+		if strings.Contains(hostSh(t, f.hosts[i], "ls "+strings.TrimPrefix(f.root, "~/")), "owned") {
+			t.Fatalf("the altered check ran on host %d", i)
+		}
+	}
+	lr := f.c.run("--json", "lock", "status")
+	if strings.Count(lr.stdout, `"locked":false`) != 4 {
+		t.Fatalf("want every lock free: %s", lr)
+	}
+}
