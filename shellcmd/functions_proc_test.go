@@ -327,7 +327,10 @@ var (
 // TestShProcCmdAlive: h_cmdalive reads the run's pgid file: "g PGID" is
 // alive while the group has a process that is not a zombie, "p PID" while
 // that process is there; "-" (the command is starting), an empty, odd or
-// unreadable file, or none, is doubt: alive.
+// unreadable file, or none, is doubt: alive. The same with a file of the
+// command's own for kill's messages (h_kf, which then has the message of a
+// group or process gone) and with one that cannot be written (kill's
+// message comes through a command substitution).
 func TestShProcCmdAlive(t *testing.T) {
 	cases := []struct {
 		name string
@@ -359,11 +362,25 @@ func TestShProcCmdAlive(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
 				_, _, runs := fnPaths(root)
 				scr(t, runs+"/"+fnMe)
-				r := fnRun{fns: []string{"h_cmdalive"}, vars: map[string]string{"h_scr": runs + "/" + fnMe},
-					call: fnCall("h_cmdalive", "h_gerr")}.do(t, sh, root)
-				if got := r.rc == 0; got != c.live || r.rc > 1 {
+				for _, kf := range []string{"", root + "/kill", root + "/nowhere/kill"} {
+					r := fnRun{fns: []string{"h_cmdalive"}, vars: map[string]string{"h_scr": runs + "/" + fnMe, "h_kf": kf},
+						call: fnCall("h_cmdalive", "h_gerr")}.do(t, sh, root)
 					v, _ := fnShown(r)
-					t.Errorf("%s: h_cmdalive returned %d (h_gerr %q), want alive %v", sh[0], r.rc, v["h_gerr"], c.live)
+					if got := r.rc == 0; got != c.live || r.rc > 1 {
+						t.Errorf("%s, h_kf %q: h_cmdalive returned %d (h_gerr %q), want alive %v", sh[0], kf, r.rc, v["h_gerr"], c.live)
+					}
+					if !strings.HasSuffix(c.name, " gone") {
+						continue
+					}
+					if !strings.Contains(strings.ToLower(v["h_gerr"]), "no such process") {
+						t.Errorf("%s, h_kf %q: h_gerr = %q, want kill's \"No such process\"", sh[0], kf, v["h_gerr"])
+					}
+					if kf == root+"/kill" {
+						if b, err := os.ReadFile(kf); err != nil || !strings.Contains(strings.ToLower(string(b)), "no such process") {
+							t.Errorf("%s: h_kf holds %q (%v), want kill's message", sh[0], b, err)
+						}
+						os.Remove(kf)
+					}
 				}
 			})
 		})

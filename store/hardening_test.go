@@ -185,6 +185,9 @@ func TestGCSweepsOldRunDirectories(t *testing.T) {
 	sixDays, eightDays := time.Now().Add(-6*24*time.Hour), time.Now().Add(-8*24*time.Hour)
 	record := mk("55555555-5555-4555-8555-555555555555", sixDays, "info", "out", "err", "status", "pgid", "guard")
 	oldRecord := mk("66666666-6666-4666-8666-666666666666", eightDays, "info", "out", "err", "status", "pgid", "guard")
+	// With the files of kill's messages, the run's shell's and its
+	// guardian's.
+	oldKilled := mk("77777777-7777-4777-8777-777777777777", eightDays, "info", "out", "err", "status", "pgid", "guard", "kill", "kill.guard")
 	notOurs := mk("not-a-token", week, "data")
 	// A runs/ that was there before hoist: a directory with a token's
 	// name but someone else's files.
@@ -194,7 +197,7 @@ func TestGCSweepsOldRunDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	for d, want := range map[string]bool{abandoned: false, keptRecent: true, keptOld: false, notOurs: true, theirs: true,
-		record: true, oldRecord: false} {
+		record: true, oldRecord: false, oldKilled: false} {
 		_, err := os.Stat(d)
 		if (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v (swept %v)", filepath.Base(d), err == nil, want, res.Swept)

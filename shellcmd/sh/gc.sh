@@ -149,7 +149,7 @@ h_isscratch() {
 	for h_sf in "$1"/* "$1"/.[!.]* "$1"/..?*; do
 		[ -e "$h_sf" ] || [ -L "$h_sf" ] || continue
 		case ${h_sf##*/} in
-		out | err | out.t | err.t | info | pgid | guard | cut | cut.t | status | status.t | stop | ack | gone | ready | done | lost | leaselost) ;;
+		out | err | out.t | err.t | info | pgid | guard | cut | cut.t | status | status.t | stop | ack | gone | ready | done | lost | leaselost | kill | kill.guard) ;;
 		*) return 1 ;;
 		esac
 	done

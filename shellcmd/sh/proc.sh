@@ -100,17 +100,33 @@ h_gone() {
 # pid, busybox refuses it, bash and zsh take both: which form this shell
 # takes is found once, by a signal 0 to its own process group (h_kdd: 0,
 # which is there in any subshell, even one whose parent shell has died), so
-# that each sending is one command, and one process only for its message.
+# that each sending is one command (h_ksig).
 h_gsig() {
 	if [ -z "$h_kdd" ]; then
 		h_kdd=no
 		if kill -s 0 -- 0 2>/dev/null; then h_kdd=yes; fi
 	fi
 	if [ "$h_kdd" = yes ]; then
-		h_gerr=$(LC_ALL=C kill -s "$1" -- "-$2" 2>&1)
+		h_ksig -s "$1" -- "-$2"
 	else
-		h_gerr=$(LC_ALL=C kill -s "$1" "-$2" 2>&1)
+		h_ksig -s "$1" "-$2"
 	fi
+}
+
+# h_ksig ARG...: kill ARG..., with its complaint in h_gerr when it fails.
+# A run's shell and its guardian each have a file of their own in the run's
+# scratch directory (h_kf) that takes the message, which the shell then
+# reads: no process. Elsewhere, or when that file cannot be written or
+# read (the message is empty: the signal may not have been sent), kill runs
+# again in a command substitution, one process for its message.
+h_ksig() {
+	if [ -n "$h_kf" ]; then
+		{ LC_ALL=C kill "$@" 2>"$h_kf"; } 2>/dev/null && return 0
+		h_gerr=
+		{ IFS= read -r h_gerr <"$h_kf"; } 2>/dev/null
+		[ -z "$h_gerr" ] || return 1
+	fi
+	h_gerr=$(LC_ALL=C kill "$@" 2>&1)
 }
 
 # h_cmdread: the run's command group: h_cmdg where this shell started it,
@@ -144,9 +160,9 @@ h_cmdalive() {
 			return
 		fi
 		[ -n "$h_proc" ] && return 1
-		h_gerr=$(LC_ALL=C kill -s 0 "$h_gp" 2>&1) && return 0
+		h_ksig -s 0 "$h_gp" && return 0
 		;;
-	p:[0-9]*) h_gerr=$(LC_ALL=C kill -s 0 "$h_gp" 2>&1) && return 0 ;;
+	p:[0-9]*) h_ksig -s 0 "$h_gp" && return 0 ;;
 	*) return 0 ;;
 	esac
 	case $h_gerr in *"No such process"*) return 1 ;; esac

@@ -23,6 +23,8 @@ h_run() {
 	true >"$h_scr/out" && true >"$h_scr/err" && echo - >"$h_scr/pgid" &&
 		printf 'hoist-run/1 id=%s start=%s pid=%s pstart=%s boot=%s token=%s lease=%s %s\n' \
 			"$hp_rid" "$h_since" $$ "${h_myst:--}" "$h_bootid" "$hp_me" "$h_mylease" "$hp_runinfo" >"$h_scr/info"
+	# The messages of this shell's kill (h_ksig); the guardian has its own.
+	h_kf=$h_scr/kill
 	h_setsid=
 	if command -v setsid >/dev/null 2>&1; then h_setsid=setsid; fi
 	(
@@ -148,7 +150,7 @@ h_unguard() {
 h_guard() {
 	# A USR1 that comes while no nap runs (the guardian is copying or
 	# renewing) is kept in h_wake, so that the next nap is not taken.
-	h_sl= h_wake=
+	h_sl= h_wake= h_kf=$h_scr/kill.guard
 	trap 'h_wake=1; [ -z "$h_sl" ] || kill "$h_sl" 2>/dev/null' USR1
 	true >"$h_scr/ready"
 	# A failed exec redirection would end this shell, and the heartbeats
@@ -246,7 +248,7 @@ h_shellgone() {
 		[ -n "$h_self" ] && h_gone $$ "$h_self"
 		return
 	fi
-	h_gerr=$(LC_ALL=C kill -s 0 $$ 2>&1) && return 1
+	h_ksig -s 0 $$ && return 1
 	case $h_gerr in *"No such process"*) return 0 ;; esac
 	return 1
 }
