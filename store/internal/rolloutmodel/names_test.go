@@ -26,6 +26,11 @@ func namedSteps() []string {
 	return n
 }
 
+// batchOnly is the client step of a rollout in batches, which the page
+// names and this model (of --atomic) does not have: cmd/hoist's
+// TestEveryBatchStepIsTested holds it to its tests.
+var batchOnly = []string{"rollout.batch"}
+
 // TestEveryStepIsNamedInTheDocs: every step the model has is named in
 // docs/rollout.md, and every step the page names is one of the model's.
 func TestEveryStepIsNamedInTheDocs(t *testing.T) {
@@ -44,7 +49,7 @@ func TestEveryStepIsNamedInTheDocs(t *testing.T) {
 		}
 	}
 	for s := range named {
-		if !slices.Contains(steps, s) {
+		if !slices.Contains(steps, s) && !slices.Contains(batchOnly, s) {
 			t.Errorf("docs/rollout.md names step %s, which the model does not have", s)
 		}
 	}
