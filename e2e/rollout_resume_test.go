@@ -47,8 +47,10 @@ func (f *rolloutFleet) records(t *testing.T, i int) string {
 }
 
 // TestRolloutResumeGoesOn: the client killed between two batches; rollout
-// resume ID reads the plan every host that has a record keeps, says the
-// options it goes on with, and rolls v2 out, under a new id (the first
+// resume ID settles and stops, naming the hosts that keep no record of the
+// rollout (the plan would run there on the others' word alone); with
+// --trust-plan it reads the plan every host that has a record keeps, says
+// the options it goes on with, and rolls v2 out, under a new id (the first
 // line), to the hosts not done, with the plan's options: every host ends
 // on v2, healthy; the hosts done take no part (their records and current
 // as they were), and no lock is left.
@@ -60,7 +62,24 @@ func TestRolloutResumeGoesOn(t *testing.T) {
 	if !strings.Contains(before[0], " opts=--canary%3D0,--batch%3D2,") || !strings.Contains(before[0], " hosts="+f.hosts[0].Target()+",") {
 		t.Fatalf("host 0's record does not keep the plan:\n%s", before[0])
 	}
+	// Hosts 2 and 3 keep no record of the rollout: the plan would run
+	// there on the word of the records of 0 and 1 alone.
 	r := f.c.run("rollout", "resume", rid)
+	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[2].Target()+", "+f.hosts[3].Target()+" keep no record of rollout "+rid) ||
+		!strings.Contains(r.stderr, "rollout resume "+rid+" --trust-plan") {
+		t.Fatalf("want the resume to stop short of hosts that did not vouch for the plan, naming them and --trust-plan: %s", r)
+	}
+	for i := 2; i < 4; i++ {
+		if got := f.current(t, i); got != f.id1 {
+			t.Fatalf("host %d is on %s after a resume that did not go on", i, got)
+		}
+	}
+	for i := range 2 {
+		if after := f.records(t, i); after != before[i] {
+			t.Fatalf("host %d took part in a resume that did not go on:\nbefore:\n%s\nafter:\n%s", i, before[i], after)
+		}
+	}
+	r = f.c.run("rollout", "resume", rid, "--trust-plan")
 	if r.code != 0 {
 		t.Fatalf("want the resume to switch the hosts not done: %s", r)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,12 @@ type rolloutOptions struct {
 	atomic          bool
 	holdLease       time.Duration
 	checkFlags
+	// unvouched, for a resume that goes on (resumes is the rollout it
+	// resumes) without --trust-plan: the hosts that keep no record of
+	// that rollout, on which its plan may not run by the word of the
+	// other hosts' records alone.
+	unvouched []string
+	resumes   string
 }
 
 func (a *app) rolloutCommand() *cobra.Command {
@@ -253,6 +260,9 @@ func (a *app) rolloutBatches(targets []string, root lock.Root, source string, o 
 	}
 	if err := oneRuntime(ref, hosts); err != nil {
 		return fmt.Errorf("rollout %s: %w: no host was switched", rid, err)
+	}
+	if err := o.vouched(rid, live); err != nil {
+		return err
 	}
 	plan := &store.BatchPlan{Hosts: planHosts, Options: o.planArgs()}
 	if planHosts == nil {
@@ -601,4 +611,23 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 		return nil
 	}
 	return &codeError{code: code}
+}
+
+// vouched refuses a resume's rollout in which a host that keeps no record
+// of the rollout it resumes would be switched: a record can be written by
+// whoever controls its host, so one host's record never chooses alone what
+// runs on another, but on the operator's word (--trust-plan). Hosts
+// already on the runtime take no part, and need no word.
+func (o rolloutOptions) vouched(rid string, live []*rolloutHost) error {
+	var asked []string
+	for _, h := range live {
+		if slices.Contains(o.unvouched, h.name) {
+			asked = append(asked, h.name)
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	return fmt.Errorf("rollout %s: not going on by itself: %s keep no record of rollout %s, so its options (above) would run there on the word of the other hosts' records alone: no host was switched; if the options are yours, go on with hoist rollout resume %s --trust-plan",
+		rid, printable(strings.Join(asked, ", ")), o.resumes, o.resumes)
 }

@@ -451,7 +451,7 @@ func (c *atomicRun) rows() {
 // rolloutResume is hoist rollout resume [ID]: the records settled, then
 // for a rollout in batches whose records keep its plan, the rollout goes
 // on (rollout_resume.go).
-func (a *app) rolloutResume(id string, holdLease time.Duration) error {
+func (a *app) rolloutResume(id string, holdLease time.Duration, trustPlan bool) error {
 	targets, root, err := a.fleetTargets()
 	if err != nil {
 		return err
@@ -459,6 +459,9 @@ func (a *app) rolloutResume(id string, holdLease time.Duration) error {
 	g, err := a.resumeRecords(targets, root, id, holdLease)
 	if g == nil || err != nil {
 		return err
+	}
+	if !trustPlan {
+		g.opts.unvouched, g.opts.resumes = g.unvouched, id
 	}
 	return a.rolloutBatches(g.targets, root, g.to, g.opts, g.plan.Hosts)
 }
@@ -640,6 +643,7 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 
 func (a *app) rolloutResumeCommand() *cobra.Command {
 	holdLease := store.DefaultHoldLease
+	trustPlan := false
 	c := &cobra.Command{
 		Use:   "resume [ID]",
 		Short: "finish an interrupted rollout on the hosts given: --atomic by its decision, in batches by going on",
@@ -659,7 +663,11 @@ flags), the rollout goes on: the runtime is rolled out again, under a
 new id printed first, to the plan's hosts in its order with its options
 (which the resume prints), and the hosts already on it take no part.
 The resume changes nothing when the hosts that have a record do not all
-keep the same plan, or a host of the plan is not among the targets.
+keep the same plan, or a host of the plan is not among the targets. A
+host keeps a record only once its batch started: when the plan would run
+on hosts that keep none (a batch not reached), the resume settles the
+records, prints the options and goes on only with --trust-plan, since a
+record can be written by whoever controls its host.
 
 The rows and exit status are rollout's.`,
 		Example: `  hoist --hosts-file fleet rollout resume 20261201T180233Z-3f9a2c`,
@@ -677,9 +685,10 @@ The rows and exit status are rollout's.`,
 					return usageErr("%q is not a rollout id (such as 20261201T180233Z-3f9a2c, printed first by hoist rollout)", id)
 				}
 			}
-			return a.rolloutResume(id, holdLease)
+			return a.rolloutResume(id, holdLease, trustPlan)
 		},
 	}
 	c.Flags().Var(durationValue{&holdLease}, "hold-lease", "a host takes the resume for gone after `D` without a word from it")
+	c.Flags().BoolVar(&trustPlan, "trust-plan", false, "go on with the plan on hosts that keep no record of the rollout, on the word of the others' records")
 	return c
 }

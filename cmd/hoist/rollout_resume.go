@@ -85,6 +85,9 @@ type batchGoOn struct {
 	args    []string
 	plan    store.BatchPlan
 	targets []string
+	// unvouched is the plan's hosts that keep no record of it: the
+	// options would run there on the word of the other hosts' records.
+	unvouched []string
 }
 
 // batchPlan reads the plan of rollout id from the records of the reached
@@ -165,6 +168,9 @@ func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 			continue
 		}
 		g.targets = append(g.targets, ws[j].target)
+		if !slices.Contains(groups[0].names, ws[j].name) {
+			g.unvouched = append(g.unvouched, ws[j].name)
+		}
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("rollout %s: its hosts %s are not among the targets: nothing was changed; give every host of the rollout (-H, --hosts-file) to go on with it",
