@@ -94,7 +94,7 @@ func TestRolloutResumeGoesOn(t *testing.T) {
 	for i, h := range f.hosts {
 		want := h.Target() + "  unchanged  " + f.id2 + " -> " + f.id2 + "\n"
 		if i >= 2 {
-			want = h.Target() + "  switched  " + f.id1 + " -> " + f.id2 + "\n"
+			want = h.Target() + "  switched  " + f.id1 + " -> " + f.id2 + "  healthy after "
 		}
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("want hosts 2 and 3 switched, 0 and 1 taking no part: %q not in %s", want, r)

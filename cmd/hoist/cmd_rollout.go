@@ -597,6 +597,11 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 		if h.same != "" {
 			row += "  the same store as " + printable(h.same)
 		}
+		if l := healthLine(h.health); l != "" {
+			row += "  " + l
+		} else if h.health != nil && h.health.ID != "" && len(h.health.Check.Tries) > 0 {
+			row += fmt.Sprintf("  failed its checks after %d tries", len(h.health.Check.Tries))
+		}
 		a.data(row + "\n")
 		if h.err != nil {
 			a.con.line(fmt.Sprintf("hoist: %s: %s", printable(h.name), printable(explain(h.err))))
