@@ -27,6 +27,19 @@ func (f *rolloutFleet) atomicArgs(extra ...string) []string {
 }
 
 // rolloutID reads the id a rollout prints first (text mode).
+// killedAt runs hoist with args, its client killed (SIGKILL, the test
+// hook HOIST_TEST_STEP) at step, and fails unless it was.
+func (f *rolloutFleet) killedAt(t *testing.T, step string, args ...string) run {
+	t.Helper()
+	f.c.env = []string{"HOIST_TEST_STEP=" + step}
+	r := f.c.run(args...)
+	f.c.env = nil
+	if r.code != -1 && r.code != 137 {
+		t.Fatalf("want the client killed at %s: %s", step, r)
+	}
+	return r
+}
+
 func rolloutID(t *testing.T, r run) string {
 	t.Helper()
 	first, _, _ := strings.Cut(r.stdout, "\n")
@@ -152,13 +165,7 @@ func TestRolloutAtomicOneFails(t *testing.T) {
 func TestRolloutAtomicInDoubt(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 3)
-	f.c.env = []string{"HOIST_TEST_STEP=rollout.vote"}
-	r := f.c.run(f.atomicArgs()...)
-	f.c.env = nil
-	if r.code != -1 && r.code != 137 {
-		t.Fatalf("want the client killed at rollout.vote: %s", r)
-	}
-	rid := rolloutID(t, r)
+	rid := rolloutID(t, f.killedAt(t, "rollout.vote", f.atomicArgs()...))
 	one := &cli{t: t, home: f.c.home, flags: append([]string{"-H", f.hosts[1].Target()}, f.c.flags[2:]...)}
 	var a run
 	for range 100 {
@@ -216,19 +223,9 @@ func TestRolloutAtomicKilled(t *testing.T) {
 				// step: a second resume finishes it.
 				step = "rollout.vote"
 			}
-			f.c.env = []string{"HOIST_TEST_STEP=" + step}
-			r := f.c.run(f.atomicArgs()...)
-			f.c.env = nil
-			if r.code != -1 && r.code != 137 {
-				t.Fatalf("want the client killed at %s: %s", step, r)
-			}
-			rid := rolloutID(t, r)
+			rid := rolloutID(t, f.killedAt(t, step, f.atomicArgs()...))
 			if step != tc.step {
-				f.c.env = []string{"HOIST_TEST_STEP=" + tc.step}
-				if r := f.c.run("rollout", "resume", rid); r.code != -1 && r.code != 137 {
-					t.Fatalf("want the resume killed at %s: %s", tc.step, r)
-				}
-				f.c.env = nil
+				f.killedAt(t, tc.step, "rollout", "resume", rid)
 			}
 			res := f.c.run("--json", "rollout", "resume", rid)
 			rows := f.jsonRows(t, res)

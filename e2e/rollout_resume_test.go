@@ -21,13 +21,7 @@ func (f *rolloutFleet) batchArgs() []string {
 // It returns the rollout's id.
 func (f *rolloutFleet) killedBetweenBatches(t *testing.T) string {
 	t.Helper()
-	f.c.env = []string{"HOIST_TEST_STEP=rollout.batch"}
-	r := f.c.run(f.batchArgs()...)
-	f.c.env = nil
-	if r.code != -1 && r.code != 137 {
-		t.Fatalf("want the client killed after its first batch: %s", r)
-	}
-	rid := rolloutID(t, r)
+	rid := rolloutID(t, f.killedAt(t, "rollout.batch", f.batchArgs()...))
 	for i, want := range []bool{true, true, false, false} {
 		if got := f.current(t, i); (got != f.id1) != want {
 			t.Fatalf("host %d is on %s after the first batch", i, got)

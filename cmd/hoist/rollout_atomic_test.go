@@ -12,65 +12,62 @@ import (
 // rollout or a resume stops at (clientStep) is one of clientSteps, named
 // in docs/rollout.md, and a case of the e2e kill table.
 func TestEveryClientStepIsTested(t *testing.T) {
-	src, err := os.ReadFile("rollout_atomic.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, _ := os.ReadFile("../../docs/rollout.md")
-	table, _ := os.ReadFile("../../e2e/rollout_atomic_test.go")
-	var called []string
-	for _, m := range regexp.MustCompile(`clientStep\("([a-z]+\.[a-z]+)"\)`).FindAllStringSubmatch(string(src), -1) {
-		called = append(called, m[1])
-	}
+	src := readTest(t, "rollout_atomic.go")
+	called := stepsIn(src, `clientStep\("([a-z]+\.[a-z]+)"\)`)
 	// tell stops at the step its callers give it.
-	for _, m := range regexp.MustCompile(`c\.tell\([^\n]*"([a-z]+\.[a-z]+)"\)`).FindAllStringSubmatch(string(src), -1) {
-		called = append(called, m[1])
-	}
-	for _, s := range clientSteps {
-		if !slices.Contains(called, s) {
-			t.Errorf("%s is listed but the coordinator never stops there", s)
-		}
-		if !strings.Contains(string(doc), "`"+s+"`") {
-			t.Errorf("docs/rollout.md does not name %s", s)
-		}
-		if !strings.Contains(string(table), `{"`+s+`"`) {
-			t.Errorf("the e2e kill table (TestRolloutAtomicKilled) has no case for %s", s)
-		}
-	}
-	for _, s := range called {
-		if !slices.Contains(clientSteps, s) {
-			t.Errorf("the coordinator stops at %s, which clientSteps does not list", s)
-		}
-	}
+	called = append(called, stepsIn(src, `c\.tell\([^\n]*"([a-z]+\.[a-z]+)"\)`)...)
+	table := readTest(t, "../../e2e/rollout_atomic_test.go")
+	checkSteps(t, "the coordinator", clientSteps, called, "the e2e kill table (TestRolloutAtomicKilled) has no case for",
+		func(s string) bool { return strings.Contains(table, `{"`+s+`"`) })
 }
 
 // TestEveryBatchStepIsTested: every step a rollout in batches stops at is
 // one of batchSteps, named in docs/rollout.md and used by an e2e test.
 func TestEveryBatchStepIsTested(t *testing.T) {
-	src, err := os.ReadFile("cmd_rollout.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, _ := os.ReadFile("../../docs/rollout.md")
-	e2e, _ := os.ReadFile("../../e2e/rollout_resume_test.go")
-	var called []string
-	for _, m := range regexp.MustCompile(`clientStep\("([a-z]+\.[a-z]+)"\)`).FindAllStringSubmatch(string(src), -1) {
-		called = append(called, m[1])
-	}
-	for _, s := range batchSteps {
+	called := stepsIn(readTest(t, "cmd_rollout.go"), `clientStep\("([a-z]+\.[a-z]+)"\)`)
+	e2e := readTest(t, "../../e2e/rollout_resume_test.go")
+	checkSteps(t, "a rollout in batches", batchSteps, called, "e2e/rollout_resume_test.go does not stop at",
+		func(s string) bool { return strings.Contains(e2e, `"`+s+`"`) })
+}
+
+// checkSteps: every listed step is called by who, named in
+// docs/rollout.md and tested (else the untested message), and every step
+// called is listed.
+func checkSteps(t *testing.T, who string, listed, called []string, untested string, tested func(string) bool) {
+	t.Helper()
+	doc := readTest(t, "../../docs/rollout.md")
+	for _, s := range listed {
 		if !slices.Contains(called, s) {
-			t.Errorf("%s is listed but a rollout in batches never stops there", s)
+			t.Errorf("%s is listed but %s never stops there", s, who)
 		}
-		if !strings.Contains(string(doc), "`"+s+"`") {
+		if !strings.Contains(doc, "`"+s+"`") {
 			t.Errorf("docs/rollout.md does not name %s", s)
 		}
-		if !strings.Contains(string(e2e), "HOIST_TEST_STEP="+s) {
-			t.Errorf("e2e/rollout_resume_test.go does not stop at %s", s)
+		if !tested(s) {
+			t.Errorf("%s %s", untested, s)
 		}
 	}
 	for _, s := range called {
-		if !slices.Contains(batchSteps, s) {
-			t.Errorf("a rollout in batches stops at %s, which batchSteps does not list", s)
+		if !slices.Contains(listed, s) {
+			t.Errorf("%s stops at %s, which is not listed", who, s)
 		}
 	}
+}
+
+func readTest(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// stepsIn is the first group of every match of re in src.
+func stepsIn(src, re string) []string {
+	var steps []string
+	for _, m := range regexp.MustCompile(re).FindAllStringSubmatch(src, -1) {
+		steps = append(steps, m[1])
+	}
+	return steps
 }
