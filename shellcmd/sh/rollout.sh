@@ -125,8 +125,8 @@ h_pfinish() {
 # h_op_resume: settles the record of rollout hp_hid here, under the lock
 # (waiting), after every other unfinished record. It says what the record
 # is (PLAN id from to index decider hosts opts, or NORECORD id), then waits
-# for its client's word: leave (it changes nothing of the record); decide (on the decider: abort unless decided; with no
-# record, a tombstone, the record's directory with decision -> abort
+# for its client's word: leave (it changes nothing of the record); decide
+# (on the decider: abort unless decided; with no record, a tombstone, the record's directory with decision -> abort
 # alone, so that the rollout can never be prepared here); commit or abort
 # (the decider's decision, for another host); settle (the decider is out
 # of reach: the local rule, and a host that voted ready is INDOUBT). A
