@@ -126,8 +126,9 @@ h_pfinish() {
 # (waiting), after every other unfinished record. It says what the record
 # is (PLAN id from to index decider hosts opts, or NORECORD id), then waits
 # for its client's word: leave (it changes nothing of the record); decide
-# (on the decider: abort unless decided; with no record, a tombstone, the record's directory with decision -> abort
-# alone, so that the rollout can never be prepared here); commit or abort
+# (on the decider: abort unless decided; with no record, a tombstone, the
+# record's directory with decision -> abort alone, so that the rollout can
+# never be prepared here); commit or abort
 # (the decider's decision, for another host); settle (the decider is out
 # of reach: the local rule, and a host that voted ready is INDOUBT). A
 # resume never writes commit.
