@@ -142,7 +142,8 @@ func TestPushViaRedirectKeepsTheCredential(t *testing.T) {
 		t.Parallel()
 		v, bs := redirecting(t)
 		res, root, err := pushVia(t, e.artifact(t), v, sshd.Options{Hide: []string{"/usr/bin/curl"}})
-		if err != nil || !res.Promoted || res.FetchTool != "wget" || !strings.HasPrefix(res.Fallback, "http:") || res.Uploaded == 0 {
+		if err != nil || !res.Promoted || res.FetchTool != "wget" || !strings.HasPrefix(res.Fallback, "http:") ||
+			!strings.Contains(res.Fallback, "the registry redirected it elsewhere") || res.Uploaded == 0 {
 			t.Fatalf("push with wget through redirected blobs: %v %+v; want the redirect refused, the bytes sent over SSH", err, res)
 		}
 		sameTree(t, e.src, filepath.Join(root, "runtimes", e.id))

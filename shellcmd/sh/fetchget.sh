@@ -83,6 +83,7 @@ h_get() {
 		[ "$h_gx" = cut ] && [ "$h_gn" -le "$h_gp" ] && [ "$h_gt" = 1 ] && h_gx=reach
 		h_e=
 		{ IFS= read -r h_e <./fetch.err; } 2>/dev/null
+		case $h_e in *"redirections exceeded"*) h_e="the registry redirected it elsewhere, where wget may not follow with a credential (it would send the credential there too): install curl on the host" ;; esac
 		rm -f "$3"
 		h_nofetch "$h_gx" "blob $1 after $h_gt tries and $h_gn of $2 bytes: ${h_e:-no answer}"
 		return 1
@@ -112,9 +113,10 @@ h_grab() {
 	h_b=$3
 	case $h_ft in
 	wget)
-		set -- wget -q --tries=1 --connect-timeout=5 --read-timeout=10 -O "$2"
+		set -- wget -nv --tries=1 --connect-timeout=5 --read-timeout=10 -O "$2"
 		# GNU wget sends its headers on to a redirect's host: with a
 		# credential it follows none, and a redirected blob is sent over SSH.
+		# -nv: its errors, a line each, for NOFETCH's detail.
 		[ -n "$hp_fauth" ] && set -- "$@" --config=/dev/fd/9 --max-redirect=0
 		[ -f ./ca.pem ] && set -- "$@" --ca-certificate=./ca.pem
 		[ -n "$h_c" ] && set -- "$@" -c
