@@ -27,7 +27,7 @@ import (
 // larger than that (NOFETCH size, naming the blob), keeps nothing of it,
 // and is sent the runtime over SSH: with curl under dash and under busybox
 // ash, with GNU wget and its credential, with busybox wget from a plain
-// registry.
+// registry; hoist push's line names the host and the blob.
 func TestPushViaRefusesAnOversizedBlob(t *testing.T) {
 	t.Parallel()
 	const extra = 32 << 20
@@ -40,22 +40,7 @@ func TestPushViaRefusesAnOversizedBlob(t *testing.T) {
 		}
 		sameTree(t, e.src, filepath.Join(root, "runtimes", id))
 		t.Logf("fell back: %s", res.Fallback)
-		grown := 0
-		for _, q := range m.Requests() {
-			if q.Fault != "grow" {
-				continue
-			}
-			grown++
-			t.Logf("%s: %d bytes read", q.URI, q.Bytes)
-			// What the mirror got out before the host stopped reading: the
-			// blob (256 KiB at most), its cap and the sockets' buffers.
-			if q.Bytes >= 16<<20 {
-				t.Errorf("the host read %d bytes of %s, answered with %d more than the blob; want it stopped near the blob's size", q.Bytes, q.URI, extra)
-			}
-		}
-		if grown == 0 {
-			t.Error("no blob download was answered with more than the blob")
-		}
+		stoppedEarly(t, m)
 	}
 	hosts := map[string]sshd.Options{"curl": {}}
 	if isRoot() {
@@ -77,6 +62,22 @@ func TestPushViaRefusesAnOversizedBlob(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cli", func(t *testing.T) {
+		t.Parallel()
+		m := e.r.NewProxy(t)
+		p := newPublisher(t, dockerFor(t, e.r, m.Addr))
+		v := newViaHost(t, p, sshd.Options{})
+		m.OnlyFor("curl/")
+		m.Grow(extra)
+		r := v.c.run("push", e.src, "--name", "app", "--via", "oci://"+m.Addr+"/hoist/app:v1", "--registry-ca", e.r.CAFile)
+		host := v.h.User + "@" + v.proxy.Addr
+		if r.code != 0 || !strings.Contains(r.stdout, host+": "+e.id) ||
+			!strings.Contains(r.stdout, "since the host could not fetch it: size: blob sha256:") || !strings.Contains(r.stdout, "is larger than its declared size") {
+			t.Fatalf("push --via a mirror that sends more than each blob: %s\n%s%s; want %s's line to say which blob came larger than its declared size", r, r.stdout, r.stderr, host)
+		}
+		t.Logf("%s", r.stdout)
+		stoppedEarly(t, m)
+	})
 	if !isRoot() {
 		return
 	}
@@ -97,6 +98,28 @@ func TestPushViaRefusesAnOversizedBlob(t *testing.T) {
 			t.Errorf("fetched with %q; want busybox", res.FetchTool)
 		}
 	})
+}
+
+// stoppedEarly checks that the host stopped reading each blob download m
+// answered with more than the blob (Proxy.Grow) near the blob's size.
+func stoppedEarly(t *testing.T, m *registry.Proxy) {
+	t.Helper()
+	grown := 0
+	for _, q := range m.Requests() {
+		if q.Fault != "grow" {
+			continue
+		}
+		grown++
+		t.Logf("%s: %d bytes read", q.URI, q.Bytes)
+		// What the mirror got out before the host stopped reading: the
+		// blob (256 KiB at most), its cap and the sockets' buffers.
+		if q.Bytes >= 16<<20 {
+			t.Errorf("the host read %d bytes of %s, answered with more than the blob; want it stopped near the blob's size", q.Bytes, q.URI)
+		}
+	}
+	if grown == 0 {
+		t.Error("no blob download was answered with more than the blob")
+	}
 }
 
 // TestPushViaRedirectKeepsTheCredential: a registry that redirects its

@@ -67,7 +67,9 @@
 // more than the blob, chunked (a crafted registry that would fill a
 // client's disk), and RedirectTo answers them 307 to a BlobStore
 // (Registry.NewBlobStore: the blobs at another address, as object storage
-// serves them, recording the Authorization each request carried). Their
+// serves them, recording the Authorization each request carried); OnlyFor
+// limits the faults to clients of one User-Agent (the hosts' curl, not
+// the workstation). Their
 // certificates come from the registry's CA, so clients trust them as they
 // trust the registry. Proxy.Requests and Proxy.BlobBytes say what the
 // clients behind it asked for and got. For faults below HTTP, put the

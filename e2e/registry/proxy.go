@@ -43,6 +43,7 @@ type Proxy struct {
 	corrupt  bool
 	grow     int64      // bytes added to every blob download, sent chunked
 	redirect *BlobStore // where blob downloads are redirected to
+	agent    string     // with OnlyFor: the User-Agent prefix of the clients faults apply to
 	requests []ProxyRequest
 }
 
@@ -151,6 +152,15 @@ func (p *Proxy) RedirectTo(s *BlobStore) {
 	p.redirect = s
 }
 
+// OnlyFor makes the faults apply only to clients whose User-Agent begins
+// with agent ("curl/", say): a workstation's Go client reads the registry
+// unharmed, the hosts behind the same mirror meet the faults.
+func (p *Proxy) OnlyFor(agent string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.agent = agent
+}
+
 // Clear removes every fault; stalled downloads are cut.
 func (p *Proxy) Clear() {
 	p.mu.Lock()
@@ -195,7 +205,7 @@ func (p *Proxy) modify(resp *http.Response) error {
 		Method: req.Method, URI: req.URL.RequestURI(), Range: req.Header.Get("Range"), Status: resp.StatusCode,
 	})
 	b := &faultyBody{ReadCloser: resp.Body, p: p, index: len(p.requests) - 1, limit: -1, ctx: req.Context()}
-	if req.Method == http.MethodGet && blobPath.MatchString(req.URL.Path) && resp.StatusCode/100 == 2 {
+	if req.Method == http.MethodGet && blobPath.MatchString(req.URL.Path) && resp.StatusCode/100 == 2 && strings.HasPrefix(req.UserAgent(), p.agent) {
 		switch {
 		case len(p.cuts) > 0 && (resp.ContentLength < 0 || resp.ContentLength > p.cuts[0]):
 			b.fault, b.limit = "cut", p.cuts[0]
