@@ -204,7 +204,7 @@ func (v Verdict) Fetched() (sum string, size int64, tries int) {
 }
 
 // NoFetch reads NOFETCH: why the fetch ended (tool, reach, tls, http, cut,
-// digest, write) and the host's words.
+// size, digest, write) and the host's words.
 func (v Verdict) NoFetch() (why, detail string) {
 	v = v.of(VerbNoFetch)
 	return v.get("why"), v.get("detail")
