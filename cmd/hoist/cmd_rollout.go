@@ -107,6 +107,9 @@ const (
 	rsSkipped   = "skipped"
 	rsFailed    = "failed"
 	rsInDoubt   = "in-doubt"
+	// rsUnhealthy: an earlier rollout's record settled by the local rule,
+	// and the runtime it settled on failed its checks after the settle.
+	rsUnhealthy = "unhealthy"
 )
 
 // rolloutHost is one host of a rollout: its goroutine holds its
@@ -529,10 +532,15 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 			c.Plan = h.plan
 			hl, err := s.ActivateChecked(ctx, o.id, c, defaultWait, ev)
 			h.health, h.err = hl, err
+			if hl != nil {
+				_ = a.settles(h.name, hl.Settled) // a failed one is err
+			}
 			var ue *store.UnhealthyError
 			switch {
 			case err == nil:
 				h.state = rsSwitched
+			case errors.Is(err, store.ErrSettledUnhealthy):
+				h.state = rsUnhealthy
 			case errors.As(err, &ue) && ue.Reverted:
 				h.state = rsFailed
 			case errors.As(err, &ue), errors.Is(err, transport.ErrUnknownOutcome):
@@ -569,6 +577,8 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 			if errors.Is(h.err, transport.ErrUnknownOutcome) {
 				c = exitUnknown
 			}
+		case rsUnhealthy:
+			c = 4
 		case rsFailed:
 			c = errorCode(h.err)
 		case rsReverted:

@@ -416,6 +416,8 @@ func (c *atomicRun) rows() {
 	for _, w := range c.live {
 		var ue *store.UnhealthyError
 		switch {
+		case errors.Is(w.err, store.ErrSettledUnhealthy):
+			w.state = rsUnhealthy
 		case w.health != nil && w.health.RevertVerdict == "none":
 			w.state = rsInDoubt
 			w.err = fmt.Errorf("the rollout was aborted, and there was nothing before %s to go back to: current stays %s", w.to, w.to)
@@ -588,7 +590,17 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 		w.side, w.err = w.rs.Tell(ctx, decision)
 	})
 	for _, w := range reached {
+		var bad error
+		if w.rs != nil {
+			bad = a.settles(w.name, w.rs.Settled())
+		}
 		switch {
+		case errors.Is(w.err, store.ErrSettledUnhealthy):
+			w.state = rsUnhealthy
+		case bad != nil && (w.err == nil || errors.Is(w.err, store.ErrInDoubt)):
+			// Settled, and found unhealthy: it stays where it went back
+			// to (nothing switches it again), and says so.
+			w.state, w.err = rsUnhealthy, bad
 		case errors.Is(w.err, store.ErrInDoubt):
 			w.state = rsInDoubt
 			w.err = fmt.Errorf("rollout %s is still in doubt here: the decider's decision was not read; run hoist rollout resume %s with the decider among the targets", id, id)
@@ -604,9 +616,11 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 		}
 	}
 	if goOn != nil {
-		var settled, failed []string
+		var settled, failed, unhealthy []string
 		for _, w := range reached {
 			switch {
+			case w.state == rsUnhealthy:
+				unhealthy = append(unhealthy, w.name)
 			case w.err != nil || w.state == rsInDoubt:
 				failed = append(failed, w.name)
 			case w.rs != nil && w.rs.Record.Local() && w.side == "from":
@@ -618,6 +632,8 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 		}
 		switch {
 		case a.caught() != nil:
+		case len(unhealthy) > 0:
+			a.con.line(fmt.Sprintf("hoist: rollout %s: not going on: %s failed their checks after the settle (they stay where they went back to)", id, printable(strings.Join(unhealthy, ", "))))
 		case len(failed) > 0:
 			a.con.line(fmt.Sprintf("hoist: rollout %s: not going on: %s could not be settled", id, printable(strings.Join(failed, ", "))))
 		default:

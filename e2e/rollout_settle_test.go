@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoistdev/hoist/cmd/hoist/output"
+)
+
+// The local rule's checks (docs/rollout.md, "The local rule"): a record
+// left unfinished mid-batch is settled by the next command that reaches
+// its host (or rollout resume), which takes the host back and then runs
+// the record's exec checks again on the runtime it went back to.
+
+// settleCheck fails where the store's root has fail-<version>; else it
+// passes where it has pass, and otherwise hangs (the host is "checking").
+const settleCheck = `test ! -e "../../fail-$(cat VERSION)" && { test -e ../../pass || { touch "../../checking-$(cat VERSION)"; sleep 60; }; }`
+
+// interruptedMidCheck rolls v2 out to every host in one batch and kills
+// each host's command (its shell, the lock's holder) while v2's check
+// hangs, then the client: every host is left on v2, unchecked, its record
+// unfinished. It returns the rollout's id and v2's id.
+func (f *rolloutFleet) interruptedMidCheck(t *testing.T) (rid, to string) {
+	t.Helper()
+	s := f.c.start("rollout", f.v2, "--name", "app", "--canary", "0", "--check", settleCheck,
+		"--check-timeout", "90s", "--check-deadline", "3s", "--check-interval", "200ms", "--stable", "0s")
+	for i, h := range f.hosts {
+		waitFor(t, 60*time.Second, "host checking v2", func() bool {
+			out, _ := h.SSH(t, "exec /bin/sh -c 'test -e "+strings.TrimPrefix(f.root, "~/")+"/checking-2 && echo yes'")
+			return strings.TrimSpace(out) == "yes"
+		})
+		var st output.LockStatus
+		r := f.one(i).run("--json", "lock", "status")
+		if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
+			t.Fatalf("host %d's lock: %v %s", i, err, r)
+		}
+		pid, err := strconv.Atoi(st.Owner.HolderPID)
+		if err != nil {
+			t.Fatalf("holder pid %q", st.Owner.HolderPID)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.cmd.Process.Kill()
+	s.wait(t, 30*time.Second)
+	rid = rolloutID(t, run{stdout: s.stdout()})
+	to = f.current(t, 0)
+	for i := range f.hosts {
+		if got := f.current(t, i); got == f.id1 || got != to {
+			t.Fatalf("host %d is on %s: the test did not interrupt its sequence", i, got)
+		}
+	}
+	return rid, to
+}
+
+// one is a client of host i alone.
+func (f *rolloutFleet) one(i int) *cli {
+	return &cli{t: f.c.t, home: f.c.home, flags: append([]string{"-H", f.hosts[i].Target()}, f.c.flags[2:]...)}
+}
+
+// touch makes name at host i's store root.
+func (f *rolloutFleet) touch(t *testing.T, i int, name string) {
+	t.Helper()
+	hostSh(t, f.hosts[i], "touch "+strings.TrimPrefix(f.root, "~/")+"/"+name)
+}
+
+// TestSettledRuntimeFailsItsChecks: a rollout in batches interrupted
+// mid-check on three hosts, then v1's check made to fail on hosts 0 and
+// 2. The next command on host 2 (an activate of v2) settles its record:
+// back on v1, whose check fails after the settle: it says so, naming the
+// rollout, v1 and the failed checks, exits 4 and switches nothing else
+// (host 2 stays on v1, not on the v2 it was asked for). rollout resume
+// then settles hosts 0 and 1: host 0 back on v1, which fails its checks
+// after the settle: unhealthy, exit 4, and it stays on v1 (the resume
+// does not go on to switch it again); host 1, whose v1 passes, says so.
+// Every record is finished, and no lock is left.
+func TestSettledRuntimeFailsItsChecks(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	rid, to := f.interruptedMidCheck(t)
+	for i := range f.hosts {
+		f.touch(t, i, "pass")
+	}
+	f.touch(t, 0, "fail-1")
+	f.touch(t, 2, "fail-1")
+
+	r := f.one(2).run("activate", to, "--check", "true", "--stable", "0s")
+	if r.code != 4 || !strings.Contains(r.stderr, "rollout "+rid+" was settled here by the local rule, and "+f.id1+", which current names, failed its checks after the settle (") ||
+		!strings.Contains(r.stderr, "nothing else was switched") {
+		t.Fatalf("want the activate to stop after the settle, naming the rollout, v1 and its failed checks (exit 4): %s", r)
+	}
+	if got := f.current(t, 2); got != f.id1 {
+		t.Fatalf("host 2 is on %s after a settle whose runtime failed its checks, want it left on v1", got)
+	}
+
+	r = f.c.run("rollout", "resume", rid)
+	if r.code != 4 {
+		t.Fatalf("want the resume to report host 0 unhealthy (exit 4): %s", r)
+	}
+	for i, want := range []string{"  unhealthy  " + f.id1 + " -> " + to, "  reverted  " + f.id1 + " -> " + to, "  reverted  " + f.id1 + " -> " + to} {
+		if !strings.Contains(r.stdout, f.hosts[i].Target()+want) {
+			t.Fatalf("host %d: want %q in the rows: %s", i, want, r)
+		}
+	}
+	if !strings.Contains(r.stderr, "hoist: "+f.hosts[0].Target()+": rollout "+rid+" was settled here by the local rule, and "+f.id1+" failed its checks after the settle (") ||
+		!strings.Contains(r.stderr, "it stays current and is not switched again") {
+		t.Fatalf("want a line naming host 0, v1 and its failed checks after the settle: %s", r)
+	}
+	if !strings.Contains(r.stderr, "hoist: "+f.hosts[1].Target()+": rollout "+rid+" was settled here by the local rule: back on "+f.id1+", which passed its checks after the settle") {
+		t.Fatalf("want host 1's settle said, its checks passed: %s", r)
+	}
+	if !strings.Contains(r.stderr, "not going on: "+f.hosts[0].Target()+" failed their checks after the settle") || strings.Contains(r.stdout, "  switched  ") {
+		t.Fatalf("want the resume not to go on: %s", r)
+	}
+	f.settled(t, f.id1)
+	for i, st := range f.status(t, rid) {
+		if st.State != "reverted" {
+			t.Fatalf("host %d's record of %s: %+v, want it finished (reverted)", i, rid, st)
+		}
+	}
+}
