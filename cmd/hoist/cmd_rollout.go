@@ -66,11 +66,13 @@ batch starts anyway). A host that fails its checks goes back by itself.
 
 The rollout's id is printed first, a line per batch as it goes, and at the
 end a row per host: switched, reverted, unchanged, skipped, failed (back on
-its previous runtime) or in-doubt. Each host is reached over one
-connection for the whole rollout. Exit status 0: every host reached is
-switched and healthy; 3: the rollout stopped or reverted on failed checks
-and every host is on a runtime that passed them; 4: a host is in doubt, or failed its checks
-and so did its revert.`,
+its previous runtime), in-doubt or unhealthy (an interrupted rollout's
+record settled there first, and the runtime it settled on failed its
+checks after the settle: nothing was switched there). Each host is reached
+over one connection for the whole rollout. Exit status 0: every host
+reached is switched and healthy; 3: the rollout stopped or reverted on
+failed checks and every host is on a runtime that passed them; 4: a host
+is in doubt or unhealthy, or failed its checks and so did its revert.`,
 		Example: `  hoist --hosts-file fleet rollout ./build.tgz --check 'bin/healthy'
   hoist -H web1,web2,web3,web4 rollout app.tgz --batch 1,25% --wait 30s --restart 'bin/restart' --check-http http://127.0.0.1:8080/up --on-fail revert`,
 		Args: exactArgs(1, "ARTIFACT|REF (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip; or a runtime the hosts have)"),

@@ -672,7 +672,10 @@ goes back. When the decider is not among the hosts, each host settles by
 what it knows, and a host that voted ready stays in doubt.
 
 A rollout in batches: each host's unfinished record is settled by the
-local rule (back on what it had, its restart run); then, since each
+local rule (back on what it had, its restart run, then its --check
+commands, which the record keeps; --check-http and --check-tcp are not
+run there). A host whose runtime fails them stays on it (unhealthy, exit
+4) and the resume does not go on. Otherwise, since each
 record keeps the rollout's plan (its hosts in order, and --canary,
 --batch, --wait, --max-fail, --on-fail, --skip-unreachable and the check
 flags), the rollout goes on: the runtime is rolled out again, under a
