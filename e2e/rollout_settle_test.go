@@ -23,11 +23,12 @@ const settleCheck = `test ! -e "../../fail-$(cat VERSION)" && { test -e ../../pa
 // interruptedMidCheck rolls v2 out to every host in one batch and kills
 // each host's command (its shell, the lock's holder) while v2's check
 // hangs, then the client: every host is left on v2, unchecked, its record
-// unfinished. It returns the rollout's id and v2's id.
-func (f *rolloutFleet) interruptedMidCheck(t *testing.T) (rid, to string) {
+// unfinished. extra are more check flags. It returns the rollout's id and
+// v2's id.
+func (f *rolloutFleet) interruptedMidCheck(t *testing.T, extra ...string) (rid, to string) {
 	t.Helper()
-	s := f.c.start("rollout", f.v2, "--name", "app", "--canary", "0", "--check", settleCheck,
-		"--check-timeout", "90s", "--check-deadline", "3s", "--check-interval", "200ms", "--stable", "0s")
+	s := f.c.start(append([]string{"rollout", f.v2, "--name", "app", "--canary", "0", "--check", settleCheck,
+		"--check-timeout", "90s", "--check-deadline", "3s", "--check-interval", "200ms", "--stable", "0s"}, extra...)...)
 	for i, h := range f.hosts {
 		waitFor(t, 60*time.Second, "host checking v2", func() bool {
 			out, _ := h.SSH(t, "exec /bin/sh -c 'test -e "+strings.TrimPrefix(f.root, "~/")+"/checking-2 && echo yes'")
@@ -123,4 +124,38 @@ func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 			t.Fatalf("host %d's record of %s: %+v, want it finished (reverted)", i, rid, st)
 		}
 	}
+}
+
+// TestSettledRuntimePassesItsChecks: the same interruption, with a TCP
+// check too, and v1's check passing: rollout resume settles each host
+// back on v1, says its exec checks passed after the settle and its TCP
+// check was not run by the local rule, then goes on as before (exit 0).
+// Host 1's record is made one of an older hoist (its plan without the
+// checks' timing, no checks file), and v1's check made to fail there: it
+// is settled as before, its checks not re-run, and the resume says so.
+func TestSettledRuntimePassesItsChecks(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 2)
+	rid, to := f.interruptedMidCheck(t, "--check-tcp", f.hosts[0].Addr)
+	for i := range f.hosts {
+		f.touch(t, i, "pass")
+	}
+	f.touch(t, 1, "fail-1")
+	dir := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/" + rid
+	hostSh(t, f.hosts[1], "sed 's/ interval=[0-9]* timeout=[0-9]* stable=[0-9]* dialled=[0-9]*//' "+dir+"/plan >"+dir+"/p && mv "+dir+"/p "+dir+"/plan && rm -f "+dir+"/checks")
+	if p := hostSh(t, f.hosts[0], "cat "+dir+"/plan "+dir+"/checks"); !strings.Contains(p, " interval=200 timeout=90000 stable=0 dialled=1") || !strings.Contains(p, settleCheck+"\n") {
+		t.Fatalf("host 0's record does not keep its checks:\n%s", p)
+	}
+
+	r := f.c.run("rollout", "resume", rid, "--trust-plan")
+	if r.code != 0 || strings.Count(r.stdout, "  switched  "+f.id1+" -> "+to) != 2 {
+		t.Fatalf("want the resume to settle both hosts and go on (exit 0): %s", r)
+	}
+	if !strings.Contains(r.stderr, "hoist: "+f.hosts[0].Target()+": rollout "+rid+" was settled here by the local rule: back on "+f.id1+", which passed its checks after the settle; its 1 http/tcp checks not run by the local rule") {
+		t.Fatalf("want host 0's settle said: its exec checks passed, its TCP check not run: %s", r)
+	}
+	if !strings.Contains(r.stderr, "hoist: "+f.hosts[1].Target()+": rollout "+rid+" was settled here by the local rule: back on "+f.id1+"; its checks were not re-run (the record, of an older hoist, does not keep them)") {
+		t.Fatalf("want host 1's older record settled as before, its checks not re-run: %s", r)
+	}
+	f.settled(t, to)
 }
