@@ -259,6 +259,10 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 		w.work <- func(ctx context.Context, s *store.Store) {
 			r := store.Rollout{ID: c.rid, Hosts: names, Index: index[w], Decider: index[decider], HoldLease: holdLease}
 			w.pt, w.err = s.Participate(ctx, c.id, r, checks, defaultWait, c.a.waitEvents(w.name, defaultWait))
+			if w.pt != nil {
+				// Said before PREPARED, which Participate waited for.
+				_ = c.a.settles(w.name, w.pt.Health.Settled)
+			}
 			starting.Done()
 			if w.pt != nil {
 				// The connection stays until the participant ends.
