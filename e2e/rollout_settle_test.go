@@ -79,7 +79,8 @@ func (f *rolloutFleet) touch(t *testing.T, i int, name string) {
 // then settles hosts 0 and 1: host 0 back on v1, which fails its checks
 // after the settle: unhealthy, exit 4, and it stays on v1 (the resume
 // does not go on to switch it again); host 1, whose v1 passes, says so.
-// Every record is finished, and no lock is left.
+// Every record is finished, and no lock is left; the activate run again
+// on host 2 goes on, settling nothing.
 func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 3)
@@ -123,6 +124,13 @@ func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 		if st.State != "reverted" {
 			t.Fatalf("host %d's record of %s: %+v, want it finished (reverted)", i, rid, st)
 		}
+	}
+	// The activate again, with --json: the record is finished, so
+	// nothing is settled (nor reported) any more, and it goes on.
+	var act output.Activate
+	r = f.one(2).run("--json", "activate", to, "--check", "true", "--stable", "0s")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &act); err != nil || r.code != 0 || act.Current != to || len(act.Settled) != 0 {
+		t.Fatalf("want the activate run again to switch host 2, settling nothing: %v %s", err, r)
 	}
 }
 

@@ -277,6 +277,10 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 		if unhealthy {
 			return h, fmt.Errorf("%s failed its checks (%s), and the revert did not finish: %w", h.To, h.Why, err)
 		}
+		if errors.Is(err, ErrSettledUnhealthy) {
+			// Stopped after the settle: no sequence of its own ran.
+			h.ID = ""
+		}
 		return h, err
 	}
 	if !activated {

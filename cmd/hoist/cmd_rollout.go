@@ -130,6 +130,8 @@ type rolloutHost struct {
 	err         error
 	health      *store.Health
 	revert      *store.Health
+	// settled are the records the local rule settled there first.
+	settled []store.Settle
 	// plan is what its record keeps of the rollout (set before its
 	// first order).
 	plan *store.BatchPlan
@@ -535,6 +537,7 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 			hl, err := s.ActivateChecked(ctx, o.id, c, defaultWait, ev)
 			h.health, h.err = hl, err
 			if hl != nil {
+				h.settled = append(h.settled, hl.Settled...)
 				_ = a.settles(h.name, hl.Settled) // a failed one is err
 			}
 			var ue *store.UnhealthyError
@@ -597,7 +600,7 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 		}
 		if a.g.json {
 			obj := &output.Rollout{Rollout: rid, State: h.state, From: h.from, To: h.to, Batch: h.batch,
-				Health: healthJSON(h.health), Revert: healthJSON(h.revert)}
+				Health: healthJSON(h.health), Revert: healthJSON(h.revert), Settled: settlesJSON(h.settled)}
 			obj.Host, obj.OK, obj.Exit, obj.SameStoreAs = h.name, c == exitOK, c, h.same
 			if h.err != nil {
 				obj.Error = h.err.Error()

@@ -261,7 +261,8 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 			w.pt, w.err = s.Participate(ctx, c.id, r, checks, defaultWait, c.a.waitEvents(w.name, defaultWait))
 			if w.pt != nil {
 				// Said before PREPARED, which Participate waited for.
-				_ = c.a.settles(w.name, w.pt.Health.Settled)
+				w.settled = w.pt.Health.Settled
+				_ = c.a.settles(w.name, w.settled)
 			}
 			starting.Done()
 			if w.pt != nil {
@@ -596,7 +597,8 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 	for _, w := range reached {
 		var bad error
 		if w.rs != nil {
-			bad = a.settles(w.name, w.rs.Settled())
+			w.settled = w.rs.Settled()
+			bad = a.settles(w.name, w.settled)
 		}
 		switch {
 		case errors.Is(w.err, store.ErrSettledUnhealthy):

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/store"
 )
 
@@ -35,6 +36,15 @@ func settleLine(st store.Settle) string {
 		line += fmt.Sprintf("; its %d http/tcp checks not run by the local rule", st.Dialled)
 	}
 	return line
+}
+
+// settlesJSON is sts for --json.
+func settlesJSON(sts []store.Settle) []output.Settle {
+	var o []output.Settle
+	for _, st := range sts {
+		o = append(o, output.Settle{Rollout: st.ID, Side: st.Side, Runtime: st.Runtime, Checks: st.Checks, Dialled: st.Dialled, Why: st.Why})
+	}
+	return o
 }
 
 // settledError is a host whose settled runtime failed its checks after the
