@@ -416,6 +416,24 @@ func (v Verdict) Health() HealthLine {
 	return h
 }
 
+// SettledLine is SETTLED: the local rule finished record ID on Side
+// (from, to) with Runtime current, and Checks says how its exec checks
+// went after the settle (healthy, unhealthy with Why, unchecked: none
+// kept; old: a record that does not keep them; "": nothing restarted);
+// Dialled is how many dialled probes the record had, which a settle
+// does not run.
+type SettledLine struct {
+	ID, Side, Runtime, Checks, Why string
+	Dialled                        int
+}
+
+// Settled reads SETTLED.
+func (v Verdict) Settled() SettledLine {
+	v = v.of(VerbSettled)
+	n, _ := number(v.get("dialled"))
+	return SettledLine{ID: v.get("id"), Side: v.get("side"), Runtime: v.get("runtime"), Checks: v.get("checks"), Why: unpct(v.get("why")), Dialled: int(n)}
+}
+
 // RolloutLine is an --atomic rollout's verdict: VOTED (Vote), DECIDED
 // (Decision), INDOUBT and NORECORD (ID), DONE (ID, Side), PLAN (ID,
 // From, To, Index and Decider, -1 for "-", and Hosts decoded).
