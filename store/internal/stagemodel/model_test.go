@@ -12,11 +12,14 @@ var (
 	// The push that made the stage and one other, each promoting by either
 	// command, gc at any time, one host command killed and one stall.
 	one = Config{Takers: 1, TwoPass: true, GC: true, Crashes: 1, Stalls: 1}
-	// The same with two kills and two stalls.
-	oneMore = Config{Takers: 1, TwoPass: true, GC: true, Crashes: 2, Stalls: 2}
-	// Two others that may take the stage over, each after the other
-	// (a stage given back twice), all streaming.
-	two = Config{Takers: 2, Crashes: 1, Stalls: 1}
+	// The same with two kills.
+	oneMore = Config{Takers: 1, TwoPass: true, GC: true, Crashes: 2, Stalls: 1}
+	// Two others that may take the stage over, each after the other (a
+	// stage given back twice), all streaming: with a kill, or with a
+	// stall. (With both, TwoPass and gc too, it holds in 10,757,494
+	// states, a minute's search: too long for every test run.)
+	two      = Config{Takers: 2, Crashes: 1}
+	twoStall = Config{Takers: 2, Stalls: 1}
 )
 
 // fixed is cfg with the two changes to the fragments the model asks for.
@@ -48,7 +51,7 @@ func explore(t *testing.T, cfg Config) *Result {
 // are there: takeovers, promotions by either command, a give-back, a
 // late E, gc's sweep.
 func TestStageHasOneOwner(t *testing.T) {
-	for name, cfg := range map[string]Config{"one": one, "oneMore": oneMore, "two": two} {
+	for name, cfg := range map[string]Config{"one": one, "oneMore": oneMore, "two": two, "twoStall": twoStall} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := explore(t, fixed(cfg))

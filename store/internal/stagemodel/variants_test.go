@@ -12,7 +12,7 @@ import "testing"
 // whose key is in the stage, claims it by the claimed mark left.
 func TestModelFindsUnclaimCopy(t *testing.T) {
 	t.Parallel()
-	cfg := fixed(two)
+	cfg := fixed(twoStall)
 	cfg.Variant = UnclaimCopy
 	findsBug(t, cfg, OneMark, OneOwner)
 }
