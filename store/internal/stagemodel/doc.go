@@ -41,6 +41,15 @@
 // the stage is 5 s old and idle (h_resume's and gc's age rules) until
 // something writes in it, and the lock holder's lease runs out.
 //
+// Some operations are merged into one step, or looser than the host:
+// h_pready's look at the archive and its mkdir of unpack-<token> (nobody
+// else names the directory); h_flow's two opens of the archive (while
+// the stream holds the mark, nobody renames a file over it); rm -rf, in
+// two steps, begun (the tree may then be part of anything) and done;
+// and an upload's own writes do not make the stage young again, so gc
+// and h_resume's age rule may find it idle sooner than a host would
+// (more runs, none fewer).
+//
 // # Invariants
 //
 // In every state and step (check, explore.go): OneOwner (at most one live
