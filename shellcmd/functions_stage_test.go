@@ -200,21 +200,35 @@ func TestShCollidesWhileGCDeletes(t *testing.T) {
 
 // TestShClaim: h_claim takes the stage's resume mark when the stage holds
 // this push's key; it takes over a mark another push claimed for an
-// instant (or died holding) when the key is this push's; and it touches
-// nothing when the key is another's.
+// instant (or died holding) when the key is this push's, read again once
+// it holds that mark (a takeover between the looks: the mark goes back);
+// and it touches nothing when the key is another's.
 func TestShClaim(t *testing.T) {
 	const key, tok = "the-push-key", "t1"
+	// h_ourkey as if the key changed after its first look.
+	const takenOver = `h_looks=0
+h_ourkey() {
+	h_looks=$((h_looks + 1))
+	[ "$h_looks" -eq 1 ] && return 0
+	h_k=
+	{ IFS= read -r h_k <key; } 2>/dev/null
+	[ "$h_k" = "$hp_skey" ]
+}`
 	for _, c := range []struct {
 		name  string
 		key   string
 		files []string // besides key
 		rc    int
 		left  []string
+		defs  string
 	}{
-		{"its own mark", key, []string{"resume"}, 0, []string{"claimed-" + tok, "key"}},
-		{"a mark another push holds", key, []string{"claimed-t0"}, 0, []string{"claimed-" + tok, "key"}},
-		{"no mark", key, nil, 1, []string{"key"}},
-		{"another push's stage", "other", []string{"resume"}, 1, []string{"key", "resume"}},
+		{"its own mark", key, []string{"resume"}, 0, []string{"claimed-" + tok, "key"}, ""},
+		{"a mark another push holds", key, []string{"claimed-t0"}, 0, []string{"claimed-" + tok, "key"}, ""},
+		{"no mark", key, nil, 1, []string{"key"}, ""},
+		{"another push's stage", "other", []string{"resume"}, 1, []string{"key", "resume"}, ""},
+		// The first look saw this push's key; a takeover wrote its own,
+		// its mark and claimed it before this push's loop took it.
+		{"a takeover between the looks", "other", []string{"claimed-t0"}, 1, []string{"claimed-t0", "key"}, takenOver},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fnShells(t, func(t *testing.T, sh []string, root string) {
@@ -224,12 +238,44 @@ func TestShClaim(t *testing.T) {
 				for _, f := range c.files {
 					fnWrite(t, stage+"/"+f, "x\n")
 				}
-				r := fnRun{fns: []string{"h_claim"}, vars: map[string]string{"hp_skey": key, "hp_stok": tok},
+				r := fnRun{fns: []string{"h_claim"}, vars: map[string]string{"hp_skey": key, "hp_stok": tok}, defs: c.defs,
 					call: "cd \"$h_store/.stage-x\" && h_claim"}.do(t, sh, root)
 				if r.rc != c.rc {
 					t.Errorf("%s: h_claim = %d, want %d", sh[0], r.rc, c.rc)
 				}
 				fnWantTree(t, stage, c.left...)
+			})
+		})
+	}
+}
+
+// TestShPromoteFromItsStage: h_promote, under the lock, promotes only from
+// the stage at its name: a promotion whose stage gc moved aside to sweep
+// (it stalled past the stale period) says ERROR stage and moves nothing
+// into the store, whatever is left of its tree.
+func TestShPromoteFromItsStage(t *testing.T) {
+	const tok, id = "t1", "app-0123456789ab"
+	for _, c := range []struct {
+		name, dir, said string
+	}{
+		{"at its name", ".stage-" + tok, "PROMOTED " + id},
+		{"moved aside by gc", ".trash-gc-stage-" + tok, "ERROR stage"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fnShells(t, func(t *testing.T, sh []string, root string) {
+				store, _, _ := fnPaths(root)
+				stage := store + "/" + c.dir
+				fnWrite(t, stage+"/unpack-"+tok+"/tree/bin/app", "x\n")
+				r := fnRun{fns: []string{"h_promote"}, vars: map[string]string{"hp_stok": tok, "hp_id": id,
+					"hp_digest": "sha256:00", "hp_name": "app", "hp_size": "2", "h_ud": "unpack-" + tok},
+					defs: "h_fence() { :; }", call: "cd \"$h_store/" + c.dir + "\" && h_promote"}.do(t, sh, root)
+				if len(r.said) != 1 || !strings.HasPrefix(r.said[0], c.said) {
+					t.Fatalf("%s: rc %d, said %q, want %q\n%s", sh[0], r.rc, r.said, c.said, r.stderr)
+				}
+				_, err := os.Stat(store + "/" + id + "/bin/app")
+				if promoted := err == nil; promoted != (c.said != "ERROR stage") {
+					t.Errorf("%s: runtime in the store: %v, want %v", sh[0], promoted, !promoted)
+				}
 			})
 		})
 	}

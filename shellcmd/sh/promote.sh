@@ -151,6 +151,14 @@ h_modes() {
 # runtimes/<id> that is not this runtime is left alone (h_collides).
 h_promote() {
 	h_fence || return 1
+	# Under the lock, the stage is still at its name: a promotion that
+	# stalled past the stale period may be in what gc moved aside to sweep
+	# (h_gc_sweep renames under the lock) and began to empty.
+	# shellcheck disable=SC3013 # test -ef, as in h_enter
+	if [ ! . -ef "../.stage-$hp_stok" ]; then
+		h_say ERROR stage "$(h_oneline "$hp_storedir/.stage-$hp_stok") was swept by gc while this push stalled (nothing was written to it for the stale period): nothing was promoted; push again"
+		return 1
+	fi
 	if h_present "$hp_id" "$hp_digest"; then
 		h_say PRESENT "$hp_id"
 		return 0

@@ -179,14 +179,18 @@ h_claim() {
 	h_ourkey || return 1
 	if ! mv resume "claimed-$hp_stok" 2>/dev/null; then
 		# A push whose stage this was before a takeover may hold the
-		# mark for the instant of its own claim (or died there): the
-		# key is this push's, so the mark is, and no takeover can come
-		# while it is claimed.
+		# mark for the instant of its own claim (or died there). The
+		# key is read again once the mark is ours: a takeover since the
+		# first look wrote its key before its mark, so a key that is
+		# still this push's makes the mark this push's, and no takeover
+		# can come while it is claimed; another's gets its mark back.
 		set +f
 		for h_c in claimed-*; do
 			if [ -f "$h_c" ] && mv "$h_c" "claimed-$hp_stok" 2>/dev/null; then
 				set -f
-				return 0
+				h_ourkey && return 0
+				mv "claimed-$hp_stok" "$h_c" 2>/dev/null
+				return 1
 			fi
 		done
 		set -f

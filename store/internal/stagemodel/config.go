@@ -42,8 +42,9 @@ type Config struct {
 	// Crashes bounds how many host commands are killed (at any step);
 	// Stalls how often time passes beyond the stale period.
 	Crashes, Stalls uint8
-	// Recheck and NameUnderLock are the two changes to the fragments the
-	// model asks for (docs/protocol.md, "Promotion in one pass"): h_claim
+	// Recheck and NameUnderLock are two checks of the fragments the model
+	// found they need (docs/protocol.md, "Promotion in one pass"), off only
+	// to show what goes wrong without them: h_claim
 	// finds its key still there after taking a claimed-<t> mark too (and
 	// puts the mark back as it was if not), and h_promote, under the lock,
 	// finds its stage still at its own name (gc renames what it sweeps, under

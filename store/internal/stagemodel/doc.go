@@ -72,10 +72,10 @@
 // such a promotion never renames a tree gc was removing (WholeTree), and
 // that a takeover and gc never both get a stage (SweptIsGone).
 //
-// # Two changes the model asks for
+// # Two checks the model found
 //
-// As shellcmd/sh has them, h_claim and h_promote break OneOwner, OwnBytes
-// and WholeTree (TestClaimOfAClaimedMarkRechecksTheKey,
+// Without two checks the fragments make, h_claim and h_promote break
+// OneOwner, OwnBytes and WholeTree (TestClaimOfAClaimedMarkRechecksTheKey,
 // TestPromotionFindsItsStageUnderTheLock). Config.Recheck is h_claim
 // finding its key still there after it took a claimed-<token> mark too,
 // and putting the mark back under its old name if not; Config.NameUnderLock

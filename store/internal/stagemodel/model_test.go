@@ -22,7 +22,8 @@ var (
 	twoStall = Config{Takers: 2, Stalls: 1}
 )
 
-// fixed is cfg with the two changes to the fragments the model asks for.
+// fixed is cfg with the two checks the fragments make (Config.Recheck,
+// Config.NameUnderLock), as they have them.
 func fixed(cfg Config) Config {
 	cfg.Recheck, cfg.NameUnderLock = true, true
 	return cfg
@@ -90,13 +91,12 @@ func findsBug(t *testing.T, cfg Config, invs ...string) {
 	}
 }
 
-// TestClaimOfAClaimedMarkRechecksTheKey: h_claim as shellcmd/sh has it,
-// without Recheck. A command that found its key and then stalled, while
+// TestClaimOfAClaimedMarkRechecksTheKey: h_claim without Recheck. A command that found its key and then stalled, while
 // another push took the stage over and claimed its new mark, takes that
 // claimed mark in h_claim's loop and goes on: two promotions of one
 // stage past their claim. With NameUnderLock the first one's promotion is
-// refused under the lock (its stage has the taker's name); as the
-// fragments are, with neither change, it promotes the archive the taker's
+// refused under the lock (its stage has the taker's name); with neither
+// check, it promotes the archive the taker's
 // upload writes.
 func TestClaimOfAClaimedMarkRechecksTheKey(t *testing.T) {
 	t.Parallel()
@@ -107,8 +107,8 @@ func TestClaimOfAClaimedMarkRechecksTheKey(t *testing.T) {
 	findsBug(t, cfg, OneOwner, OwnBytes)
 }
 
-// TestPromotionFindsItsStageUnderTheLock: h_promote as shellcmd/sh has it,
-// without NameUnderLock. A promotion stalled past the stale period between
+// TestPromotionFindsItsStageUnderTheLock: h_promote without
+// NameUnderLock. A promotion stalled past the stale period between
 // its digest and the lock has its stage swept by gc, which is killed half
 // way through rm -rf; the promotion then takes gc's lock and renames what
 // is left of its tree into place.
