@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoistdev/hoist/store"
 )
@@ -80,7 +81,7 @@ func TestWitnessingWaitsForEveryName(t *testing.T) {
 	select {
 	case p := <-got:
 		t.Fatalf("a plan before every host was named: %+v", p)
-	default:
+	case <-time.After(100 * time.Millisecond):
 	}
 	names[1] = "w2"
 	w.named()
