@@ -31,9 +31,9 @@ type rolloutOptions struct {
 	holdLease       time.Duration
 	checkFlags
 	// unvouched, for a resume that goes on (resumes is the rollout it
-	// resumes) without --trust-plan: the hosts that keep no record of
-	// that rollout, on which its plan may not run by the word of the
-	// other hosts' records alone.
+	// resumes) without --trust-plan: the hosts that keep neither a
+	// record of that rollout nor a witness of its plan, on which its
+	// plan may not run by the word of the other hosts' records alone.
 	unvouched []string
 	resumes   string
 }
