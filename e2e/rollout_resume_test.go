@@ -231,3 +231,35 @@ func TestRolloutResumeNoWitness(t *testing.T) {
 	}
 	f.settled(t, f.id2)
 }
+
+// TestRolloutWitnessIsNoRecord: a host whose batch was not reached keeps a
+// witness of the plan and no record: rollout status says no-record there,
+// an activate neither settles nor refuses anything for it, gc keeps no
+// runtime for it (the staged v2, not current, goes with --keep 0) and
+// sweeps it once nothing wrote to it for --keep-runs; a fresh one stays.
+func TestRolloutWitnessIsNoRecord(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedBetweenBatches(t)
+	if st := f.status(t, rid); st[3].State != "no-record" {
+		t.Fatalf("host 3 in rollout %s: %+v, want no-record", rid, st[3])
+	}
+	one := func(i int) *cli {
+		return &cli{t: t, home: f.c.home, flags: append([]string{"-H", f.hosts[i].Target()}, f.c.flags[2:]...)}
+	}
+	if r := one(3).run("activate", f.id1); r.code != 0 || strings.Contains(r.stderr, "rollout") {
+		t.Fatalf("activate on host 3, a witness there: %s", r)
+	}
+	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
+	hostSh(t, f.hosts[3], "touch -d '10 days ago' "+w)
+	r := one(3).run("gc", "--keep", "0")
+	if r.code != 0 || !strings.Contains(r.stdout, "runtimes/.rollouts/.plan-"+rid) || !strings.Contains(r.stdout, f.id2) {
+		t.Fatalf("gc on host 3: want the witness swept and v2 removed: %s", r)
+	}
+	if f.witness(t, 3, rid) != "" || f.witness(t, 2, rid) == "" {
+		t.Fatalf("want host 3's witness swept, host 2's (fresh) kept")
+	}
+	if got := hostSh(t, f.hosts[3], "ls "+strings.TrimPrefix(f.root, "~/")+"/runtimes"); strings.Contains(got, f.id2) {
+		t.Fatalf("gc kept v2 on host 3 for a witness: %s", got)
+	}
+}
