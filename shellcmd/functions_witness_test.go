@@ -99,7 +99,8 @@ func fnPlain(t *testing.T, root string) string {
 // TestShResumeSaysTheWitness: h_rwitness says the witness as it is
 // (altered or not: the client compares it), "-" for each field when it is
 // not as hoist writes it (a link, a directory, a file others may write,
-// not one line of its form), and nothing when there is none.
+// not one line of its form), and nothing when there is none or it is
+// another login's.
 func TestShResumeSaysTheWitness(t *testing.T) {
 	fnShells(t, func(t *testing.T, sh []string, root string) {
 		store, _, _ := fnPaths(root)
@@ -119,7 +120,14 @@ func TestShResumeSaysTheWitness(t *testing.T) {
 			{func() { fnWrite(t, w, good+"x") }, none},
 			{func() { fnWrite(t, filepath.Join(root, "v"), good); os.Symlink(filepath.Join(root, "v"), w) }, none},
 			{func() { fnMkdir(t, w) }, none},
+			{func() { fnWrite(t, w, good); os.Chown(w, 65534, 65534) }, "theirs"},
 		} {
+			if c.want == "theirs" {
+				if os.Geteuid() != 0 {
+					continue
+				}
+				c.want = ""
+			}
 			os.RemoveAll(filepath.Join(store, ".rollouts"))
 			fnMkdir(t, filepath.Join(store, ".rollouts"))
 			c.plant()

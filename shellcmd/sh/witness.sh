@@ -51,12 +51,14 @@ h_witness() {
 
 # h_rwitness: a resume's word on the witness of hp_hid here: WITNESS id to
 # hosts opts, as the witness says them, or "-" for each when it is not as
-# hoist writes it (not a regular file of this login's that no one else
-# may write, or not one line of its form): the client refuses on that.
-# Nothing when there is none.
+# hoist writes it (not a regular file that no one else may write, or not
+# one line of its form): the client refuses on that. Nothing when there is
+# none, or when it is another login's (a team store's): this login cannot
+# read it, and it vouches for nothing here.
 h_rwitness() {
 	h_wf=$h_store/.rollouts/.plan-$hp_hid
 	[ -e "$h_wf" ] || [ -L "$h_wf" ] || return 0
+	if [ ! -L "$h_wf" ] && [ -n "$(find "$h_wf" -prune -type f ! -user "$h_uid" 2>/dev/null)" ]; then return 0; fi
 	h_wto=- h_whosts=- h_wopts=-
 	if [ ! -L "$h_wf" ] && [ -n "$(find "$h_wf" -prune -type f -user "$h_uid" ! -perm -020 ! -perm -002 2>/dev/null)" ]; then
 		h_wl=$(head -n 2 "$h_wf" 2>/dev/null)
