@@ -40,14 +40,20 @@ func (f *rolloutFleet) records(t *testing.T, i int) string {
 	return hostSh(t, f.hosts[i], "cd "+dir+" && readlink current; find runtimes/.rollouts -exec ls -ld --time-style=full-iso {} + 2>/dev/null | sort -k 9; cat runtimes/.rollouts/*/plan 2>/dev/null; true")
 }
 
-// TestRolloutResumeGoesOn: the client killed between two batches; rollout
-// resume ID settles and stops, naming the hosts that keep no record of the
-// rollout (the plan would run there on the others' word alone); with
-// --trust-plan it reads the plan every host that has a record keeps, says
-// the options it goes on with, and rolls v2 out, under a new id (the first
-// line), to the hosts not done, with the plan's options: every host ends
-// on v2, healthy; the hosts done take no part (their records and current
-// as they were), and no lock is left.
+// witness is host i's witness of rollout rid's plan, "" when it has none.
+func (f *rolloutFleet) witness(t *testing.T, i int, rid string) string {
+	t.Helper()
+	return hostSh(t, f.hosts[i], "cat "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid+" 2>/dev/null; true")
+}
+
+// TestRolloutResumeGoesOn: the client killed between two batches; every
+// host wrote a witness of the plan as it staged, so rollout resume ID
+// goes on by itself: it reads the plan every host that has a record
+// keeps, says the options it goes on with, and rolls v2 out, under a new
+// id (the first line), to the hosts not done (which keep no record, but
+// a witness that agrees), with the plan's options: every host ends on
+// v2, healthy; the hosts done take no part (their records and current as
+// they were), and no lock is left.
 func TestRolloutResumeGoesOn(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 4)
@@ -56,26 +62,16 @@ func TestRolloutResumeGoesOn(t *testing.T) {
 	if !strings.Contains(before[0], " opts=--canary%3D0,--batch%3D2,") || !strings.Contains(before[0], " hosts="+f.hosts[0].Target()+",") {
 		t.Fatalf("host 0's record does not keep the plan:\n%s", before[0])
 	}
-	// Hosts 2 and 3 keep no record of the rollout: the plan would run
-	// there on the word of the records of 0 and 1 alone.
+	plan := before[0][strings.Index(before[0], " hosts="):]
+	plan = plan[:strings.IndexByte(plan, '\n')+1]
+	for i := range f.hosts {
+		if w := f.witness(t, i, rid); w != "hoist-witness/1 id="+rid+" to="+f.id2+plan {
+			t.Fatalf("host %d's witness of the plan: %q, want the plan its record keeps (%q)", i, w, plan)
+		}
+	}
 	r := f.c.run("rollout", "resume", rid)
-	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[2].Target()+", "+f.hosts[3].Target()+" keep no record of rollout "+rid) ||
-		!strings.Contains(r.stderr, "rollout resume "+rid+" --trust-plan") {
-		t.Fatalf("want the resume to stop short of hosts that did not vouch for the plan, naming them and --trust-plan: %s", r)
-	}
-	for i := 2; i < 4; i++ {
-		if got := f.current(t, i); got != f.id1 {
-			t.Fatalf("host %d is on %s after a resume that did not go on", i, got)
-		}
-	}
-	for i := range 2 {
-		if after := f.records(t, i); after != before[i] {
-			t.Fatalf("host %d took part in a resume that did not go on:\nbefore:\n%s\nafter:\n%s", i, before[i], after)
-		}
-	}
-	r = f.c.run("rollout", "resume", rid, "--trust-plan")
 	if r.code != 0 {
-		t.Fatalf("want the resume to switch the hosts not done: %s", r)
+		t.Fatalf("want the resume to switch the hosts not done, which vouched for the plan by their witnesses: %s", r)
 	}
 	opts := "with its options: --canary=0 --batch=2 --wait=0s --max-fail=0 --on-fail=stop '--check=test ! -e \"../../fail-$(cat VERSION)\"' --check-interval=200ms --check-timeout=5s --check-deadline=4s --stable=0s"
 	if !strings.Contains(r.stderr, "rollout "+rid+": going on with the hosts not on "+f.id2) || !strings.Contains(r.stderr, opts) {
@@ -118,8 +114,14 @@ func TestRolloutResumeGoesOn(t *testing.T) {
 			t.Fatalf("host %d in rollout %s: %+v, want %s", i, rid, st, want)
 		}
 	}
-	// The new rollout's records keep the same plan: resumed again, it
-	// has nothing left to do.
+	// The new rollout's records keep the same plan, and its witnesses
+	// are on the hosts it switched alone: resumed again, it has nothing
+	// left to do.
+	for i := range f.hosts {
+		if w := f.witness(t, i, nid); (w != "") != (i >= 2) {
+			t.Fatalf("host %d's witness of %s: %q", i, nid, w)
+		}
+	}
 	if a := f.records(t, 2); !strings.Contains(a, " hosts="+f.hosts[0].Target()+",") || !strings.Contains(a, " opts=--canary%3D0,--batch%3D2,") {
 		t.Fatalf("host 2's record of %s does not keep the plan:\n%s", nid, a)
 	}
@@ -162,5 +164,102 @@ func TestRolloutResumePlanAltered(t *testing.T) {
 	lr := f.c.run("--json", "lock", "status")
 	if strings.Count(lr.stdout, `"locked":false`) != 4 {
 		t.Fatalf("want every lock free: %s", lr)
+	}
+}
+
+// TestRolloutResumeWitnessAltered: the witness of a host whose batch was
+// not reached altered (its check made another command): the resume
+// refuses in one line naming that host; nothing is changed on any host,
+// the altered check runs nowhere, and no lock is left.
+func TestRolloutResumeWitnessAltered(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedBetweenBatches(t)
+	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
+	hostSh(t, f.hosts[3], "sed 's|--check%3Dtest|--check%3Dtouch%20../../owned%3Btest|' "+w+" >"+w+".x && cat "+w+".x >"+w+" && rm "+w+".x")
+	var before []string
+	for i := range f.hosts {
+		before = append(before, f.records(t, i))
+	}
+	if !strings.Contains(f.witness(t, 3, rid), "owned") {
+		t.Fatalf("the witness was not altered: %s", f.witness(t, 3, rid))
+	}
+	for _, args := range [][]string{{"rollout", "resume", rid}, {"rollout", "resume", rid, "--trust-plan"}} {
+		r := f.c.run(args...)
+		want := "rollout " + rid + ": the witnesses of its plan on " + f.hosts[3].Target() + " do not agree with the plan its records keep: nothing was changed"
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 1 || !strings.Contains(lines[len(lines)-1], want) {
+			t.Fatalf("%v: want the resume refused, in one line naming host 3: %s", args, r)
+		}
+		for i := range f.hosts {
+			if after := f.records(t, i); after != before[i] {
+				t.Fatalf("host %d was changed:\nbefore:\n%s\nafter:\n%s", i, before[i], after)
+			}
+			if strings.Contains(hostSh(t, f.hosts[i], "ls "+strings.TrimPrefix(f.root, "~/")), "owned") {
+				t.Fatalf("the altered check ran on host %d", i)
+			}
+		}
+		lr := f.c.run("--json", "lock", "status")
+		if strings.Count(lr.stdout, `"locked":false`) != 4 {
+			t.Fatalf("want every lock free: %s", lr)
+		}
+	}
+}
+
+// TestRolloutResumeNoWitness: a host whose batch was not reached and
+// whose witness is gone (removed by hand) has not vouched for the plan:
+// the resume settles and stops short of it, naming it alone (the other
+// host not reached has its witness) and --trust-plan, switching nothing;
+// with --trust-plan it goes on, and every host ends on v2.
+func TestRolloutResumeNoWitness(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedBetweenBatches(t)
+	hostSh(t, f.hosts[3], "rm "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid)
+	r := f.c.run("rollout", "resume", rid)
+	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[3].Target()+" keep neither a record of rollout "+rid+" nor a witness of its plan") ||
+		!strings.Contains(r.stderr, "rollout resume "+rid+" --trust-plan") {
+		t.Fatalf("want the resume to stop short of host 3 alone, naming it and --trust-plan: %s", r)
+	}
+	for i := 2; i < 4; i++ {
+		if got := f.current(t, i); got != f.id1 {
+			t.Fatalf("host %d is on %s after a resume that did not go on", i, got)
+		}
+	}
+	if r := f.c.run("rollout", "resume", rid, "--trust-plan"); r.code != 0 {
+		t.Fatalf("want the resume with --trust-plan to switch the hosts not done: %s", r)
+	}
+	f.settled(t, f.id2)
+}
+
+// TestRolloutWitnessIsNoRecord: a host whose batch was not reached keeps a
+// witness of the plan and no record: rollout status says no-record there,
+// an activate neither settles nor refuses anything for it, gc keeps no
+// runtime for it (the staged v2, not current, goes with --keep 0) and
+// sweeps it once nothing wrote to it for --keep-runs; a fresh one stays.
+func TestRolloutWitnessIsNoRecord(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedBetweenBatches(t)
+	if st := f.status(t, rid); st[3].State != "no-record" {
+		t.Fatalf("host 3 in rollout %s: %+v, want no-record", rid, st[3])
+	}
+	one := func(i int) *cli {
+		return &cli{t: t, home: f.c.home, flags: append([]string{"-H", f.hosts[i].Target()}, f.c.flags[2:]...)}
+	}
+	if r := one(3).run("activate", f.id1); r.code != 0 || strings.Contains(r.stderr, "rollout") {
+		t.Fatalf("activate on host 3, a witness there: %s", r)
+	}
+	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
+	hostSh(t, f.hosts[3], "touch -d '10 days ago' "+w)
+	r := one(3).run("gc", "--keep", "0")
+	if r.code != 0 || !strings.Contains(r.stdout, "runtimes/.rollouts/.plan-"+rid) || !strings.Contains(r.stdout, f.id2) {
+		t.Fatalf("gc on host 3: want the witness swept and v2 removed: %s", r)
+	}
+	if f.witness(t, 3, rid) != "" || f.witness(t, 2, rid) == "" {
+		t.Fatalf("want host 3's witness swept, host 2's (fresh) kept")
+	}
+	if got := hostSh(t, f.hosts[3], "ls "+strings.TrimPrefix(f.root, "~/")+"/runtimes"); strings.Contains(got, f.id2) {
+		t.Fatalf("gc kept v2 on host 3 for a witness: %s", got)
 	}
 }

@@ -96,7 +96,7 @@ var (
 	OpReach     = &Op{Name: "reach", Ends: []Verb{VerbCheck, VerbError}, Codes: setupCodes, NoSetup: true}
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{VerbDropped, VerbError}, Codes: setupCodes}
 	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{VerbResumable, VerbError}, Codes: setupCodes}
-	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad, VerbWitnessed}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpActivate  = &Op{Name: "activate", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbSettled}),
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
@@ -116,7 +116,7 @@ var (
 		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
 	// The resume carries the probe loop for the local rule's checks,
 	// which runs it quietly (no PROBE, PROBED or TRY is said there).
-	OpResume = &Op{Name: "resume", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbPlan, VerbNoRecord, VerbDecided, VerbInDoubt, VerbDone, VerbSettled,
+	OpResume = &Op{Name: "resume", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbWitness, VerbPlan, VerbNoRecord, VerbDecided, VerbInDoubt, VerbDone, VerbSettled,
 		VerbProbe, VerbProbed, VerbTry}),
 		Ends:  join(releasing, []Verb{VerbPlan, VerbNoRecord, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}),
 		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch})}

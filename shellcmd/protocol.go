@@ -86,6 +86,9 @@ const (
 	VerbDone     Verb = "DONE"
 	VerbPlan     Verb = "PLAN"
 	VerbNoRecord Verb = "NORECORD"
+	// A rollout in batches' witness of its plan (sh/witness.sh).
+	VerbWitnessed Verb = "WITNESSED"
+	VerbWitness   Verb = "WITNESS"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -200,6 +203,8 @@ var protocol = []verbSpec{
 	{verb: VerbDone, owner: ofRollout, fields: []string{"id", "side"}, doc: "the host finished: current and its service are on this side (to, from, overridden)"},
 	{verb: VerbPlan, owner: ofRollout, fields: []string{"id", "from", "to", "index", "decider", "hosts", "opts"}, doc: "resume: the record here: from, to, its place in hosts and the decider's (- for a tombstone), a batch plan's options"},
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
+	{verb: VerbWitnessed, owner: ofRollout, fields: []string{"id", "to"}, doc: "list, staging a rollout in batches: the witness of its plan is written here"},
+	{verb: VerbWitness, owner: ofRollout, fields: []string{"id", "to", "hosts", "opts"}, doc: "resume, before PLAN or NORECORD: the witness of the plan here (- for each when it is not as hoist writes it)"},
 }
 
 // specs finds a verb's row.

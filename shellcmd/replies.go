@@ -447,9 +447,10 @@ type RolloutLine struct {
 	Plan string
 }
 
-// Rollout reads VOTED, DECIDED, INDOUBT, DONE, PLAN and NORECORD.
+// Rollout reads VOTED, DECIDED, INDOUBT, DONE, PLAN, NORECORD, WITNESSED
+// (ID, To) and WITNESS (ID, To, Plan; "" for "-").
 func (v Verdict) Rollout() RolloutLine {
-	v = v.of(VerbVoted, VerbDecided, VerbInDoubt, VerbDone, VerbPlan, VerbNoRecord)
+	v = v.of(VerbVoted, VerbDecided, VerbInDoubt, VerbDone, VerbPlan, VerbNoRecord, VerbWitnessed, VerbWitness)
 	l := RolloutLine{ID: v.get("id"), Vote: v.get("vote"), Decision: v.get("decision"), Side: v.get("side"), From: v.get("from"), To: v.get("to"), Index: -1, Decider: -1}
 	if n, ok := number(v.get("index")); ok {
 		l.Index = int(n)

@@ -33,14 +33,43 @@ func (s *Store) List(ctx context.Context) ([]Runtime, error) {
 	return rts, err
 }
 
+// StageList is List at the end of the staging of rollout (a rollout in
+// batches, docs/rollout.md "Resume of a rollout in batches"): in the same
+// host command the host writes the witness of the rollout's plan
+// (runtimes/.rollouts/.plan-<rollout>), once, when ref (an id, a name, a
+// prefix: what Resolve finds in the list) names a runtime there that is
+// not current. witnessed is the runtime the witness names, "" when none
+// was written (a host already on it, a runtime it does not have, a
+// witness already there or one that could not be written: a resume then
+// takes the host as one that did not vouch for the plan).
+func (s *Store) StageList(ctx context.Context, rollout, ref string, plan BatchPlan) (_ []Runtime, witnessed string, _ error) {
+	f, err := plan.Fields()
+	if err != nil {
+		return nil, "", err
+	}
+	p := s.wire().Params()
+	p.Health.ID, p.Health.Plan, p.ID = rollout, f, ref
+	rts, _, witnessed, err := s.listWith(ctx, p)
+	return rts, witnessed, err
+}
+
 // list is List, and whether the host has no store at all.
 func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
-	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpList, s.wire().Params()), lock.Events{}, nil)
+	rts, noStore, _, err := s.listWith(ctx, s.wire().Params())
+	return rts, noStore, err
+}
+
+// listWith is the list with params p, and the runtime WITNESSED names.
+func (s *Store) listWith(ctx context.Context, p shellcmd.Params) (_ []Runtime, noStore bool, witnessed string, _ error) {
+	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpList, p), lock.Events{}, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	var out []Runtime
 	for _, v := range r.Verdicts {
+		if v.Verb == shellcmd.VerbWitnessed {
+			witnessed = v.Rollout().To
+		}
 		if v.Verb == shellcmd.VerbBad && len(out) > 0 && out[len(out)-1].ID == v.Bad().ID {
 			b := v.Bad()
 			out[len(out)-1].Bad = &b
@@ -54,9 +83,9 @@ func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
 	}
 	switch r.Last().Verb {
 	case shellcmd.VerbListed, shellcmd.VerbNoStore:
-		return out, r.Last().Verb == shellcmd.VerbNoStore, nil
+		return out, r.Last().Verb == shellcmd.VerbNoStore, witnessed, nil
 	}
-	return nil, false, s.err(r, "list")
+	return nil, false, "", s.err(r, "list")
 }
 
 // Switch says what an activation or a rollback did.

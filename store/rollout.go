@@ -53,7 +53,7 @@ type session struct {
 
 // waitFor are the verdicts a session's steps wait for.
 var waitFor = []shellcmd.Verb{shellcmd.VerbPrepared, shellcmd.VerbHealthy, shellcmd.VerbReverted, shellcmd.VerbVoted,
-	shellcmd.VerbDecided, shellcmd.VerbInDoubt, shellcmd.VerbDone, shellcmd.VerbPlan, shellcmd.VerbNoRecord}
+	shellcmd.VerbDecided, shellcmd.VerbInDoubt, shellcmd.VerbDone, shellcmd.VerbWitness, shellcmd.VerbPlan, shellcmd.VerbNoRecord}
 
 func (s *Store) session(ctx context.Context, op *shellcmd.Op, p shellcmd.Params, lease time.Duration, ev lock.Events,
 	stop <-chan struct{}, also func(shellcmd.Verdict, func(string))) *session {
@@ -307,6 +307,10 @@ type Resumer struct {
 	ss *session
 	// Record is that record.
 	Record RolloutPlan
+	// Witness is the host's witness of a rollout in batches' plan, which
+	// it wrote as it staged (nil when there is none): its To and Plan as
+	// it says them, both "" when it is not as hoist writes it.
+	Witness *RolloutPlan
 
 	mu      sync.Mutex
 	settled []Settle
@@ -338,7 +342,12 @@ func (s *Store) Resume(ctx context.Context, id string, lease, wait time.Duration
 			rs.mu.Unlock()
 		}
 	})
-	v, err := rs.ss.next(ctx, shellcmd.VerbPlan, shellcmd.VerbNoRecord)
+	v, err := rs.ss.next(ctx, shellcmd.VerbWitness, shellcmd.VerbPlan, shellcmd.VerbNoRecord)
+	if err == nil && v.Verb == shellcmd.VerbWitness {
+		l := v.Rollout()
+		rs.Witness = &RolloutPlan{ID: l.ID, To: l.To, Plan: l.Plan, Index: -1, Decider: -1}
+		v, err = rs.ss.next(ctx, shellcmd.VerbPlan, shellcmd.VerbNoRecord)
+	}
 	if err != nil {
 		return nil, notSaid(err, "read its record")
 	}

@@ -31,9 +31,9 @@ type rolloutOptions struct {
 	holdLease       time.Duration
 	checkFlags
 	// unvouched, for a resume that goes on (resumes is the rollout it
-	// resumes) without --trust-plan: the hosts that keep no record of
-	// that rollout, on which its plan may not run by the word of the
-	// other hosts' records alone.
+	// resumes) without --trust-plan: the hosts that keep neither a
+	// record of that rollout nor a witness of its plan, on which its
+	// plan may not run by the word of the other hosts' records alone.
 	unvouched []string
 	resumes   string
 }
@@ -135,6 +135,9 @@ type rolloutHost struct {
 	// plan is what its record keeps of the rollout (set before its
 	// first order).
 	plan *store.BatchPlan
+	// witnessed is the runtime its witness of the plan names, written
+	// as it staged ("" for none).
+	witnessed string
 }
 
 // rolloutOrder asks a host to switch to id (revert: back to id).
@@ -225,6 +228,18 @@ func (a *app) rolloutBatches(targets []string, root lock.Root, source string, o 
 	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
 	hosts := make([]*rolloutHost, len(targets))
 	sem := make(chan struct{}, a.g.parallel) // staging, --parallel at a time
+	// The plan names every host as reached: it is known, and each host
+	// writes its witness of it, once every host is named.
+	wit := newWitnessing(rid, len(targets), func() (*store.BatchPlan, error) {
+		plan := &store.BatchPlan{Hosts: planHosts, Options: o.planArgs()}
+		if planHosts == nil {
+			for _, h := range hosts {
+				plan.Hosts = append(plan.Hosts, h.name)
+			}
+		}
+		_, err := plan.Fields()
+		return plan, err
+	})
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		h := &rolloutHost{target: t, name: transport.RedactTarget(t), staged: make(chan error, 1), orders: make(chan rolloutOrder)}
@@ -232,12 +247,16 @@ func (a *app) rolloutBatches(targets []string, root lock.Root, source string, o 
 		wg.Go(func() {
 			ctx, end := a.reach.add(ctx, t)
 			defer end()
+			named := sync.OnceFunc(wit.named)
+			defer named()
 			called := false
 			r := a.onHost(ctx, t, root, places, func(ctx context.Context, l *lock.Lock) result {
 				called = true
 				h.name = l.Transport().Target()
-				return a.rolloutOn(ctx, h, store.New(l), art, ref, checks, sem, stop)
+				named()
+				return a.rolloutOn(ctx, h, store.New(l), art, ref, checks, sem, stop, wit)
 			})
+			named()
 			if !called {
 				h.unreachable, h.same = r.same == "", r.same
 				h.staged <- r.err
@@ -272,13 +291,8 @@ func (a *app) rolloutBatches(targets []string, root lock.Root, source string, o 
 	if err := o.vouched(rid, live); err != nil {
 		return err
 	}
-	plan := &store.BatchPlan{Hosts: planHosts, Options: o.planArgs()}
-	if planHosts == nil {
-		for _, h := range hosts {
-			plan.Hosts = append(plan.Hosts, h.name)
-		}
-	}
-	if _, err := plan.Fields(); err != nil {
+	plan, err := wit.plan()
+	if err != nil {
 		plan = nil
 		a.con.line(fmt.Sprintf("hoist: rollout %s: %s: a resume will settle its hosts, not go on", rid, err))
 	}
@@ -406,7 +420,28 @@ func stageOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Art
 			return err
 		}
 	}
-	rts, err := s.List(ctx)
+	return listStaged(ctx, h, s, art, ref, nil)
+}
+
+// listStaged ends a host's staging: what is current there (its from)
+// and what it goes to; with wit (a rollout in batches), the host writes
+// the witness of the rollout's plan in the same host command.
+func listStaged(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, ref string, wit *witnessing) error {
+	var rts []store.Runtime
+	var err error
+	plan := wit.wait(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if plan != nil {
+		wref := ref
+		if art != nil {
+			wref = art.ID()
+		}
+		rts, h.witnessed, err = s.StageList(ctx, wit.rollout, wref, *plan)
+	} else {
+		rts, err = s.List(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -424,6 +459,13 @@ func stageOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Art
 			return err
 		}
 		h.to = id
+	}
+	to := h.to
+	if art != nil {
+		to = art.ID()
+	}
+	if h.witnessed != "" && h.witnessed != to {
+		return fmt.Errorf("the host wrote its witness of the rollout's plan for %s, not %s: no host was switched", h.witnessed, to)
 	}
 	return nil
 }
@@ -501,7 +543,7 @@ func (a *app) sourceOf(source, name string) (art *store.Artifact, ref, id string
 }
 
 // rolloutOn is one host's part: stage, report, then do the orders.
-func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, ref string, checks store.Checks, sem chan struct{}, stop <-chan struct{}) result {
+func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art *store.Artifact, ref string, checks store.Checks, sem chan struct{}, stop <-chan struct{}, wit *witnessing) result {
 	err := func() error {
 		select {
 		case sem <- struct{}{}:
@@ -509,8 +551,16 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		return stageOn(ctx, h, s, art, ref, stop)
+		if art == nil {
+			return nil
+		}
+		_, err := s.Push(ctx, art, store.PushOptions{Wait: defaultWait, Stop: stop})
+		return err
 	}()
+	if err == nil {
+		// Outside --parallel: it waits for every host to be named.
+		err = listStaged(ctx, h, s, art, ref, wit)
+	}
 	h.staged <- err
 	if err != nil {
 		return result{outcome: outcome{err: err}}
@@ -634,8 +684,9 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 	return &codeError{code: code}
 }
 
-// vouched refuses a resume's rollout in which a host that keeps no record
-// of the rollout it resumes would be switched: a record can be written by
+// vouched refuses a resume's rollout in which a host that keeps neither a
+// record of the rollout it resumes nor a witness of its plan would be
+// switched: a record can be written by
 // whoever controls its host, so one host's record never chooses alone what
 // runs on another, but on the operator's word (--trust-plan). Hosts
 // already on the runtime take no part, and need no word.
@@ -649,6 +700,6 @@ func (o rolloutOptions) vouched(rid string, live []*rolloutHost) error {
 	if len(asked) == 0 {
 		return nil
 	}
-	return fmt.Errorf("rollout %s: not going on by itself: %s keep no record of rollout %s, so its options (above) would run there on the word of the other hosts' records alone: no host was switched; if the options are yours, go on with hoist rollout resume %s --trust-plan",
+	return fmt.Errorf("rollout %s: not going on by itself: %s keep neither a record of rollout %s nor a witness of its plan, so its options (above) would run there on the word of the other hosts' records alone: no host was switched; if the options are yours, go on with hoist rollout resume %s --trust-plan",
 		rid, printable(strings.Join(asked, ", ")), o.resumes, o.resumes)
 }

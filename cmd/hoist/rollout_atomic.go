@@ -689,10 +689,14 @@ new id printed first, to the plan's hosts in its order with its options
 (which the resume prints), and the hosts already on it take no part.
 The resume changes nothing when the hosts that have a record do not all
 keep the same plan, or a host of the plan is not among the targets. A
-host keeps a record only once its batch started: when the plan would run
-on hosts that keep none (a batch not reached), the resume settles the
-records, prints the options and goes on only with --trust-plan, since a
-record can be written by whoever controls its host.
+host keeps a record only once its batch started, but every host writes a
+witness of the plan as it stages (runtimes/.rollouts/.plan-ID): a host
+with no record and a witness that agrees vouched for the plan, and a
+witness that disagrees (another runtime or plan) makes the resume change
+nothing, with or without --trust-plan. When the plan would run on hosts
+that keep neither (a witness removed), the resume settles the records,
+prints the options and goes on only with --trust-plan, since a record
+can be written by whoever controls its host.
 
 The rows and exit status are rollout's.`,
 		Example: `  hoist --hosts-file fleet rollout resume 20261201T180233Z-3f9a2c`,
@@ -714,6 +718,6 @@ The rows and exit status are rollout's.`,
 		},
 	}
 	c.Flags().Var(durationValue{&holdLease}, "hold-lease", "a host takes the resume for gone after `D` without a word from it")
-	c.Flags().BoolVar(&trustPlan, "trust-plan", false, "go on with the plan on hosts that keep no record of the rollout, on the word of the others' records")
+	c.Flags().BoolVar(&trustPlan, "trust-plan", false, "go on with the plan on hosts that keep neither a record of the rollout nor a witness of its plan, on the word of the others' records")
 	return c
 }

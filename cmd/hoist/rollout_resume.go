@@ -85,8 +85,9 @@ type batchGoOn struct {
 	args    []string
 	plan    store.BatchPlan
 	targets []string
-	// unvouched is the plan's hosts that keep no record of it: the
-	// options would run there on the word of the other hosts' records.
+	// unvouched is the plan's hosts that keep neither a record of it
+	// nor a witness of its plan: the options would run there on the
+	// word of the other hosts' records.
 	unvouched []string
 }
 
@@ -94,8 +95,11 @@ type batchGoOn struct {
 // workers that have a batch record of it: nil when none has a plan (an
 // older hoist's records: the resume settles them and says how to go on).
 // An error, for a resume that must change nothing: the records disagree
-// (some hosts have a plan others do not, or another one), the plan does
-// not parse, or one of its hosts is not among the targets (ws).
+// (some hosts have a plan others do not, or another one), a host's
+// witness of the plan (written as it staged) says another runtime or
+// plan, the plan does not parse, or one of its hosts is not among the
+// targets (ws). A host with a witness that agrees vouched for the plan as
+// one with a record did.
 func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 	type group struct {
 		key   string
@@ -141,6 +145,18 @@ func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 		return nil, fmt.Errorf("rollout %s: its records do not agree on its plan (%s): nothing was changed; look at them with hoist rollout status %s%s",
 			id, strings.Join(parts, "; "), id, what)
 	}
+	var names []string
+	var witnesses []*store.RolloutPlan
+	for _, w := range reached {
+		if w.rs != nil {
+			names, witnesses = append(names, w.name), append(witnesses, w.rs.Witness)
+		}
+	}
+	vouched, err := witnessCheck(id, groups[0].key, names, witnesses)
+	if err != nil {
+		return nil, err
+	}
+	vouched = append(vouched, groups[0].names...)
 	r := first.rs.Record
 	bad := func(err error) error {
 		return fmt.Errorf("rollout %s: the plan its records keep cannot be used (%s): nothing was changed%s", id, printable(err.Error()), what)
@@ -168,7 +184,7 @@ func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 			continue
 		}
 		g.targets = append(g.targets, ws[j].target)
-		if !slices.Contains(groups[0].names, ws[j].name) {
+		if !slices.Contains(vouched, ws[j].name) {
 			g.unvouched = append(g.unvouched, ws[j].name)
 		}
 	}

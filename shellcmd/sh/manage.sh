@@ -2,13 +2,15 @@
 # (h_byorder), one RT line each: id, promoted (epoch), size, flags (c
 # current, p previous, P pinned, b marked bad, with a BAD line after it,
 # - none), its place in the order of
-# promotions (h_order), name. Read-only.
+# promotions (h_order), name. Read-only, but for a rollout's staging
+# (hp_hid): then the witness of its plan (h_witness) before LISTED.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
 		return
 	fi
 	h_cur=$(h_pointer current) h_prev=$(h_pointer previous)
+	h_wx= h_wn= h_wp= h_wc=0
 	h_byorder
 	h_ifs=$IFS
 	IFS='
@@ -17,6 +19,7 @@ h_op_list() {
 		IFS=$h_ifs
 		h_i=${h_l#* }
 		h_present "$h_i" || continue
+		[ -z "$hp_hid" ] || h_wpick "$h_i" "$h_mname"
 		h_f=
 		if [ "$h_i" = "$h_cur" ]; then h_f=${h_f}c; fi
 		if [ "$h_i" = "$h_prev" ]; then h_f=${h_f}p; fi
@@ -27,6 +30,7 @@ h_op_list() {
 		[ -z "$h_bad" ] || h_say BAD "$h_i" "${h_bwhen:--}" "${h_brid:--}" "$(h_pct "${h_bwhy:--}")"
 	done
 	IFS=$h_ifs
+	[ -z "$hp_hid" ] || h_witness "$h_cur"
 	h_say LISTED
 }
 

@@ -133,19 +133,29 @@ h_ishoistrec() {
 # h_gc_records: sweeps finished records (done) nothing has written to for
 # hp_keepruns, as run records are, then the links of a record that is gone
 # (<root>/.rollout-<id>.next, .next.fenced, .back: symlinks, this login's)
-# and a record being prepared (.rollouts/.new-<id>) after the stale period.
-# An unfinished record is never swept; nothing is followed: only what
-# h_ishoistrec and h_ownrecord show hoist made, as this login, is removed.
+# and a record being prepared (.rollouts/.new-<id>) after the stale period;
+# a witness (.rollouts/.plan-<id>, sh/witness.sh) nothing wrote to for
+# hp_keepruns, as a finished record, and one being written after the stale
+# period. An unfinished record is never swept; nothing is followed: only
+# what h_ishoistrec and h_ownrecord show hoist made, as this login, is
+# removed (a witness: a regular file of this login's).
 h_gc_records() {
 	[ -d "$h_store/.rollouts" ] && [ ! -L "$h_store/.rollouts" ] || return 0
 	h_kmin=$(((hp_keepruns + 59) / 60)) h_smin=$(((hp_stale + 59) / 60))
 	set +f
-	for h_d in "$h_store"/.rollouts/* "$h_store"/.rollouts/.new-* "$h_root"/.rollout-*; do
+	for h_d in "$h_store"/.rollouts/* "$h_store"/.rollouts/.new-* "$h_store"/.rollouts/.plan-* "$h_root"/.rollout-*; do
 		set -f
 		h_n=${h_d##*/}
 		case $h_n in
 		.new-*)
 			h_isrid "${h_n#.new-}" && [ -d "$h_d" ] && [ ! -L "$h_d" ] && h_ownrecord "$h_d" && h_idle "$h_d" "$h_smin"
+			;;
+		.plan-*.t)
+			h_i=${h_n#.plan-}
+			h_isrid "${h_i%%.*}" && [ ! -L "$h_d" ] && [ -n "$(find "$h_d" -prune -type f -user "$h_uid" -mmin "+$h_smin" 2>/dev/null)" ]
+			;;
+		.plan-*)
+			h_isrid "${h_n#.plan-}" && [ ! -L "$h_d" ] && [ -n "$(find "$h_d" -prune -type f -user "$h_uid" -mmin "+$h_kmin" 2>/dev/null)" ]
 			;;
 		.rollout-*)
 			h_i=${h_n#.rollout-}

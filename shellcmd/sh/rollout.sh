@@ -124,7 +124,8 @@ h_pfinish() {
 
 # h_op_resume: settles the record of rollout hp_hid here, under the lock
 # (waiting), after every other unfinished record. It says what the record
-# is (PLAN id from to index decider hosts opts, or NORECORD id), then waits
+# is (PLAN id from to index decider hosts opts, or NORECORD id; WITNESS
+# before it when a witness of the plan is here: h_rwitness), then waits
 # for its client's word: leave (it changes nothing of the record); decide
 # (on the decider: abort unless decided; with no record, a tombstone, the
 # record's directory with decision -> abort alone, so that the rollout can
@@ -152,6 +153,7 @@ h_rsay() {
 # h_rresume: the resume of the record of hp_hid, under the lock.
 h_rresume() {
 	h_rec=$h_store/.rollouts/$hp_hid
+	h_rwitness
 	if [ -d "$h_rec" ] && [ ! -L "$h_rec" ]; then h_rsay "$h_rec"; else h_say NORECORD "$hp_hid"; fi
 	h_step host.held
 	h_rwait decide commit leave
