@@ -120,6 +120,9 @@ var codes = []codeSpec{
 		if p, ok := strings.CutSuffix(d, " exists"); ok {
 			return p + " is there already (a resume ended this rollout here): nothing was switched; start a new rollout"
 		}
+		if p, ok := strings.CutSuffix(d, " notown"); ok {
+			return p + " is not a record of this login's that only it may write (a link, another login's record in a team store, or one others may write): its restart and checks run only as the login that made it; nothing was changed: resume it as that login"
+		}
 		return d + " is not what hoist makes in a rollout's record; hoist touched nothing: look at it, and move the record away by hand"
 	}},
 	{CodeInDoubt, ofRollout, func(d string) string {

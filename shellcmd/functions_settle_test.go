@@ -96,3 +96,64 @@ func TestShSettleChecksACommit(t *testing.T) {
 		}
 	})
 }
+
+// TestShResumeSettlesOnlyItsOwnRecord: the resume (h_rresume) reads and
+// settles a record only when it is this login's and only it may write it,
+// as h_settle: a link at the record's name (to a directory with a plan and
+// a restart), a file there, a record others may write, or another login's
+// (root only: chown) stops it with ERROR journal … notown before any word
+// is read, and no restart runs. Its own record is settled: the restart runs.
+func TestShResumeSettlesOnlyItsOwnRecord(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, _, _ := fnPaths(root)
+		rs := filepath.Join(store, ".rollouts")
+		rec := filepath.Join(rs, fnRid)
+		ran := filepath.Join(root, "ran")
+		fill := func(d string) {
+			fnWrite(t, filepath.Join(d, "plan"), "hoist-rollout/1 id="+fnRid+" mode=batch from=a-1 to=a-2 since=1 deadline=30000\n")
+			fnWrite(t, filepath.Join(d, "switched"), "")
+			fnWrite(t, filepath.Join(d, "restart"), "touch '"+ran+"'\n")
+			os.Chmod(d, 0o700)
+		}
+		for _, c := range []struct {
+			name  string
+			plant func()
+			root  bool
+		}{
+			{"a link", func() { fill(filepath.Join(root, "elsewhere")); os.Symlink(filepath.Join(root, "elsewhere"), rec) }, false},
+			{"a file", func() { fnWrite(t, rec, "x\n") }, false},
+			{"others may write it", func() { fill(rec); os.Chmod(rec, 0o770) }, false},
+			{"another login's", func() { fill(rec); os.Chown(rec, 65534, 65534) }, true},
+			{"its own", func() { fill(rec) }, false},
+		} {
+			if c.root && os.Geteuid() != 0 {
+				t.Logf("%s: %s: not root, no other login's record to plant", sh[0], c.name)
+				continue
+			}
+			for _, p := range []string{rs, ran, filepath.Join(root, "elsewhere"), filepath.Join(root, "current")} {
+				os.RemoveAll(p)
+			}
+			for _, id := range []string{"a-1", "a-2"} {
+				fnMkdir(t, filepath.Join(store, id))
+				fnWrite(t, filepath.Join(store, ".meta", id), "name=a\nsize=1\npromoted=1\ndigest=-\norder=1\n")
+			}
+			fnMkdir(t, filepath.Join(root, "scr"))
+			fnMkdir(t, rs)
+			os.Symlink(StoreDir+"/a-2", filepath.Join(root, "current"))
+			c.plant()
+			r := fnRun{fns: []string{"h_rresume"}, vars: map[string]string{"hp_hid": fnRid, "h_scr": filepath.Join(root, "scr")},
+				defs: "h_fence() { :; }\nh_rwait() { h_got=settle; }", call: "h_rresume"}.do(t, sh, root)
+			_, err := os.Stat(ran)
+			restarted := err == nil
+			if c.name == "its own" {
+				if r.rc != 0 || !restarted || len(r.said) == 0 || !strings.HasPrefix(r.said[0], "PLAN "+fnRid) {
+					t.Errorf("%s: %s: rc %d, restarted %v, said %q\n%s", sh[0], c.name, r.rc, restarted, r.said, r.stderr)
+				}
+				continue
+			}
+			if want := "ERROR journal " + StoreDir + "/.rollouts/" + fnRid + " notown"; r.rc != 1 || restarted || strings.Join(r.said, ",") != want {
+				t.Errorf("%s: %s: rc %d, restarted %v, said %q, want %q and no restart", sh[0], c.name, r.rc, restarted, r.said, want)
+			}
+		}
+	})
+}

@@ -150,11 +150,20 @@ h_rsay() {
 	h_say PLAN "${1##*/}" "${h_jf:--}" "${h_jt:--}" "${h_jidx:--}" "${h_jdec:--}" "${h_jhosts:--}" "${h_jopts:--}"
 }
 
-# h_rresume: the resume of the record of hp_hid, under the lock.
+# h_rresume: the resume of the record of hp_hid, under the lock. Only a
+# record of this login's, which only it may write (h_ownrecord), is read
+# and settled, as h_settle settles only those: its restart and checks run
+# as this login. Anything else at the record's name (a link, a file,
+# another login's record in a team store) stops it with ERROR journal,
+# before a word is read.
 h_rresume() {
 	h_rec=$h_store/.rollouts/$hp_hid
+	if [ -L "$h_rec" ] || { [ -e "$h_rec" ] && ! { [ -d "$h_rec" ] && h_ownrecord "$h_rec"; }; }; then
+		h_say ERROR journal "$(h_oneline "$hp_storedir/.rollouts/$hp_hid") notown"
+		return 1
+	fi
 	h_rwitness
-	if [ -d "$h_rec" ] && [ ! -L "$h_rec" ]; then h_rsay "$h_rec"; else h_say NORECORD "$hp_hid"; fi
+	if [ -d "$h_rec" ]; then h_rsay "$h_rec"; else h_say NORECORD "$hp_hid"; fi
 	h_step host.held
 	h_rwait decide commit leave
 	[ "$h_got" != leave ] || return 0
