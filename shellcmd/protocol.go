@@ -85,6 +85,8 @@ const (
 	VerbDone     Verb = "DONE"
 	VerbPlan     Verb = "PLAN"
 	VerbNoRecord Verb = "NORECORD"
+	// What the commands that only read or run say of unfinished records.
+	VerbUnfinished Verb = "UNFINISHED"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -198,6 +200,7 @@ var protocol = []verbSpec{
 	{verb: VerbDone, owner: ofRollout, fields: []string{"id", "side"}, doc: "the host finished: current and its service are on this side (to, from, overridden)"},
 	{verb: VerbPlan, owner: ofRollout, fields: []string{"id", "from", "to", "index", "decider", "hosts", "opts"}, doc: "resume: the record here: from, to, its place in hosts and the decider's (- for a tombstone), a batch plan's options"},
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
+	{verb: VerbUnfinished, owner: ofRollout, fields: []string{"id", "mode", "from", "to", "state"}, doc: "list, lock status, run: a record here with no done; its state as its parts say (prepared, switched, voted, decided)"},
 }
 
 // specs finds a verb's row.

@@ -449,3 +449,14 @@ func (v Verdict) Rollout() RolloutLine {
 	}
 	return l
 }
+
+// UnfinishedRecord is an UNFINISHED verdict: a rollout record the host keeps
+// with no done: its id, mode, from ("" for nothing), to, and its state as
+// its parts say (prepared, switched, voted, decided).
+type UnfinishedRecord struct{ ID, Mode, From, To, State string }
+
+// Unfinished reads UNFINISHED.
+func (v Verdict) Unfinished() UnfinishedRecord {
+	v = v.of(VerbUnfinished)
+	return UnfinishedRecord{ID: v.get("id"), Mode: v.get("mode"), From: unpct(v.get("from")), To: unpct(v.get("to")), State: v.get("state")}
+}

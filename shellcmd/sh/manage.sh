@@ -2,7 +2,8 @@
 # (h_byorder), one RT line each: id, promoted (epoch), size, flags (c
 # current, p previous, P pinned, b marked bad, with a BAD line after it,
 # - none), its place in the order of
-# promotions (h_order), name. Read-only.
+# promotions (h_order), name; then the rollout records left unfinished
+# here (h_sayunfin). Read-only.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -27,6 +28,7 @@ h_op_list() {
 		[ -z "$h_bad" ] || h_say BAD "$h_i" "${h_bwhen:--}" "${h_brid:--}" "$(h_pct "${h_bwhy:--}")"
 	done
 	IFS=$h_ifs
+	h_sayunfin
 	h_say LISTED
 }
 
