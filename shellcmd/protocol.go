@@ -78,6 +78,7 @@ const (
 	VerbRPart     Verb = "RPART"
 	VerbJournal   Verb = "JOURNAL"
 	VerbRStatus   Verb = "RSTATUS"
+	VerbROdd      Verb = "RODD"
 	// An --atomic rollout's (docs/rollout.md, "All or nothing").
 	VerbVoted    Verb = "VOTED"
 	VerbDecided  Verb = "DECIDED"
@@ -193,6 +194,7 @@ var protocol = []verbSpec{
 	{verb: VerbRecord, owner: ofRollout, fields: []string{"id", "plan"}, doc: "rollout status: a record of the rollout (its own, or a revert of it) and its plan"},
 	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},
 	{verb: VerbJournal, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status: a record, or a part of it, that is not what hoist makes; not read further"},
+	{verb: VerbROdd, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status without ID: an entry named like another rollout's id that is not a record; not read further"},
 	{verb: VerbRStatus, owner: ofRollout, fields: []string{"id", "current"}, doc: "rollout status: the end; the rollout read (- none) and what current names now"},
 	{verb: VerbVoted, owner: ofRollout, fields: []string{"vote"}, doc: "this host's vote, as written (ready, or aborted by a settler first)"},
 	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},

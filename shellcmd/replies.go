@@ -334,7 +334,7 @@ type RecordPart struct {
 
 // Record reads RECORD, RPART and JOURNAL.
 func (v Verdict) Record() RecordPart {
-	v = v.of(VerbRecord, VerbRPart, VerbJournal)
+	v = v.of(VerbRecord, VerbRPart, VerbJournal, VerbROdd)
 	rp := RecordPart{ID: v.get("id"), Name: v.get("name"), Value: v.get("value"), Path: unpct(v.get("path"))}
 	if v.Verb == VerbRecord {
 		rp.Plan = map[string]string{}

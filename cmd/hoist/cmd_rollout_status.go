@@ -63,7 +63,8 @@ func (a *app) rolloutStatus(id string) error {
 	// and a host whose own latest is older has no record of it (one would
 	// be its latest, reverts aside, and a revert's record is made only on
 	// a host the rollout switched): its row is no-record, with what
-	// current names there.
+	// current names there, or journal when it keeps something of that id
+	// that is not a record (Odd).
 	return a.storeCommandThen(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
 		st, err := s.RolloutStatus(ctx, "")
 		if err != nil {
@@ -83,7 +84,11 @@ func (a *app) rolloutStatus(id string) error {
 				continue
 			}
 			if st.ID != latest {
-				st = &store.RolloutStatus{ID: latest, Current: st.Current}
+				old := st
+				st = &store.RolloutStatus{ID: latest, Current: old.Current}
+				if p, ok := old.Odd[latest]; ok {
+					st.Own = &store.RolloutRecord{ID: latest, Trouble: p}
+				}
 			}
 			rs[i] = rolloutStatusResult(r.host, st)
 			rs[i].host = r.host

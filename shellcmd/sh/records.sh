@@ -78,8 +78,9 @@ h_rrecord() {
 }
 
 # h_op_rstatus: the records of rollout hp_hid (its own, then its reverts'),
-# or of the latest one recorded here when hp_hid is empty; RSTATUS last,
-# with the id read and what current names now. Read-only.
+# or of the latest one recorded here when hp_hid is empty, and then RODD
+# for each other id's entry that is not a record; RSTATUS last, with the
+# id read and what current names now. Read-only.
 h_op_rstatus() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -96,6 +97,18 @@ h_op_rstatus() {
 			set -f
 			if [ "${h_d##*/}" = "$h_rid" ] || ! h_isrid "${h_d##*/}" || ! h_revertof "$h_d" "$h_rid"; then continue; fi
 			h_rrecord "$h_d"
+		done
+		set -f
+	fi
+	# Without ID the client takes the greatest of every host's latest: a
+	# host whose own is older may keep something of that id that is not a
+	# record (and so not its latest), said as for an ID given (JOURNAL).
+	if [ -z "$hp_hid" ]; then
+		set +f
+		for h_d in "$h_store"/.rollouts/*; do
+			set -f
+			if [ "${h_d##*/}" = "$h_rid" ] || ! h_isrid "${h_d##*/}" || h_isrec "$h_d"; then continue; fi
+			h_say RODD "${h_d##*/}" "$(h_oneline "$hp_storedir/.rollouts/${h_d##*/}")"
 		done
 		set -f
 	fi
