@@ -26,7 +26,8 @@ the rollout's revert), unfinished (a revert that did not finish),
 overridden, no-record, or journal (a record that is not what hoist makes:
 left alone, never followed). Each record's mode, from, to, since, and each
 of its parts, and what current names now. Without ID: the latest rollout
-recorded on the given hosts. It changes nothing.`,
+recorded on the given hosts, found in the same host command, and the rows
+come once every host answered. It changes nothing.`,
 		Example: `  hoist --hosts-file fleet rollout status
   hoist -H web1,web2 rollout status 20261201T180233Z-3f9a2c --json`,
 		Args: func(c *cobra.Command, args []string) error {
