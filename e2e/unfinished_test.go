@@ -242,3 +242,41 @@ func TestRolloutStatusWithoutIDIsOnePass(t *testing.T) {
 		t.Errorf("rollout status without ID on one host took %d host commands, want 1", n)
 	}
 }
+
+// TestReadOnlyCommandsNameVotedRollout: an --atomic rollout whose client
+// is killed once the first other host voted leaves that host in doubt,
+// its record unfinished with a vote: once the others settled by
+// themselves (decider aborted, host 2 voted aborted and went back),
+// lock status names host 1's record alone, as voted (a vote's value is
+// not read: rollout status tells), with mode atomic in --json.
+func TestReadOnlyCommandsNameVotedRollout(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	rid := rolloutID(t, f.killedAt(t, "rollout.vote", f.atomicArgs()...))
+	var j run
+	waitFor(t, 60*time.Second, "every participant settled and released", func() bool {
+		j = f.c.run("--json", "lock", "status")
+		return j.code == 0 && !strings.Contains(j.stdout, `"locked":true`)
+	})
+	id2 := f.current(t, 1)
+	line := "hoist: " + f.hosts[1].Target() + ": keeps an unfinished rollout " + rid + " (" + f.id1 + " -> " + id2 + ", voted): "
+	if strings.Count(j.stderr, line) != 1 || strings.Count(j.stderr, "keeps an unfinished rollout") != 1 {
+		t.Fatalf("want host 1's record alone named, voted: %s", j)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(j.stdout), "\n") {
+		var st output.LockStatus
+		if err := json.Unmarshal([]byte(l), &st); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if st.Host == f.hosts[1].Target() {
+			want = 1
+		}
+		if len(st.UnfinishedRollouts) != want || want == 1 && (st.UnfinishedRollouts[0].Mode != "atomic" || st.UnfinishedRollouts[0].State != "voted") {
+			t.Errorf("%s: unfinished_rollouts %+v", st.Host, st.UnfinishedRollouts)
+		}
+	}
+	if st := f.status(t, rid); st[1].State != "in-doubt" {
+		t.Errorf("rollout status: host 1 is %s, want in-doubt", st[1].State)
+	}
+}
