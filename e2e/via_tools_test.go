@@ -12,7 +12,7 @@ import (
 
 // TestPushViaTools: a host fetches with the tool it has, under the shell
 // and userland it has: curl under busybox's userland, GNU wget where curl
-// is missing (its credential in a wgetrc of the stage), busybox's wget for
+// is missing (its credential in an unlinked wgetrc), busybox's wget for
 // a plain HTTP registry that needs no credential; busybox's wget is not
 // used for a registry over TLS (it would verify no certificate), and that
 // host is sent the bytes instead. Each ends with the runtime.

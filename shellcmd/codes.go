@@ -38,6 +38,8 @@ const (
 	CodeBad     Code = "bad"
 	CodeJournal Code = "journal"
 	CodeInDoubt Code = "indoubt"
+	// A settled record whose runtime failed its checks after the settle.
+	CodeUnhealthy Code = "unhealthy"
 )
 
 // codeSpec is one error code: the package whose errors it is (lock's
@@ -130,6 +132,12 @@ var codes = []codeSpec{
 			}
 		}
 		return "rollout " + id + " is in doubt here (voted ready; " + decider + " has the decision); run hoist rollout resume " + id + ", or --force to override"
+	}},
+	{CodeUnhealthy, ofRollout, func(d string) string {
+		id, rest, _ := strings.Cut(d, " ")
+		rt, why, _ := strings.Cut(rest, " ")
+		return "rollout " + id + " was settled here by the local rule, and " + rt + ", which current names, failed its checks after the settle (" + why +
+			"): nothing else was switched (the record is finished and is not settled again); check the service, then run the command again"
 	}},
 }
 

@@ -92,8 +92,9 @@
 //   - manage.sh: list, activate, rollback, pin, history.
 //   - health.sh: a health-checked switch (h_health: record, switch,
 //     restart, probe loop, revert), the record's settling (h_settle) and
-//     what gc keeps for it (h_journaled); bad.sh: bad marks and where a
-//     rollback goes (docs/rollout.md).
+//     what gc keeps for it (h_journaled); recheck.sh: the local rule's
+//     checks after a settle (h_recheck, SETTLED); bad.sh: bad marks and
+//     where a rollback goes (docs/rollout.md).
 //   - gc.sh: garbage collection.
 //   - doctor.sh, doctor-tools.sh: hoist doctor's checklist.
 //

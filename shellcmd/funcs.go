@@ -34,7 +34,7 @@ var (
 // command; the order does not matter to sh, it only keeps fragments stable.
 var shFileOrder = []string{"lib", "setup", "proc", "sample", "rules", "lease", "create", "steal",
 	"release", "wait", "wrap", "ops", "runs", "sha", "store", "stage", "reuse", "push", "fetch", "fetchget", "reach", "promote", "stream",
-	"manage", "bad", "health", "journal", "rollout", "records", "gc", "doctor", "doctor-tools"}
+	"manage", "bad", "health", "journal", "recheck", "rollout", "records", "gc", "doctor", "doctor-tools"}
 
 func loadLibrary() *library {
 	l := &library{body: map[string]string{}, calls: map[string][]string{}, params: map[string][]string{}}

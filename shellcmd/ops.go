@@ -50,7 +50,7 @@ var (
 	// A health-checked switch's verdicts (sh/health.sh).
 	health = []Verb{VerbPrepared, VerbRestarted, VerbProbe, VerbProbed, VerbTry, VerbHealthy, VerbUnhealthy, VerbReverted}
 	// What settling an unfinished record may say (sh/journal.sh).
-	settleCodes = []Code{CodeJournal, CodeInDoubt}
+	settleCodes = []Code{CodeJournal, CodeInDoubt, CodeUnhealthy}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -98,9 +98,9 @@ var (
 	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{VerbResumable, VerbError}, Codes: setupCodes}
 	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad, VerbUnfinished}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
-	OpActivate  = &Op{Name: "activate", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound}),
+	OpActivate  = &Op{Name: "activate", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbSettled}),
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
-	OpRollback = &Op{Name: "rollback", Sends: join(waiting, health, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound}),
+	OpRollback = &Op{Name: "rollback", Sends: join(waiting, health, []Verb{VerbActivated, VerbNoPrevious, VerbNotFound, VerbSettled}),
 		Ends: join(releasing, []Verb{VerbNoPrevious, VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
 	OpPin = &Op{Name: "pin", Sends: join(waiting, []Verb{VerbPinned, VerbUnpinned, VerbNotFound}),
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodePin})}
@@ -111,10 +111,13 @@ var (
 	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal, VerbROdd}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
 	// OpRollout is one host's part in an --atomic rollout, OpResume the
 	// settling of one rollout's record (sh/rollout.sh).
-	OpRollout = &Op{Name: "rollout", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbVoted, VerbDecided, VerbInDoubt, VerbDone}),
+	OpRollout = &Op{Name: "rollout", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbVoted, VerbDecided, VerbInDoubt, VerbDone, VerbSettled}),
 		Ends:  join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}),
 		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
-	OpResume = &Op{Name: "resume", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbPlan, VerbNoRecord, VerbDecided, VerbInDoubt, VerbDone}),
+	// The resume carries the probe loop for the local rule's checks,
+	// which runs it quietly (no PROBE, PROBED or TRY is said there).
+	OpResume = &Op{Name: "resume", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbPlan, VerbNoRecord, VerbDecided, VerbInDoubt, VerbDone, VerbSettled,
+		VerbProbe, VerbProbed, VerbTry}),
 		Ends:  join(releasing, []Verb{VerbPlan, VerbNoRecord, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}),
 		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch})}
 	// OpRoot is read-only: where the store's root is on the host.

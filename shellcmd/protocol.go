@@ -73,6 +73,7 @@ const (
 	VerbHealthy   Verb = "HEALTHY"
 	VerbUnhealthy Verb = "UNHEALTHY"
 	VerbReverted  Verb = "REVERTED"
+	VerbSettled   Verb = "SETTLED"
 	VerbBad       Verb = "BAD"
 	VerbRecord    Verb = "RECORD"
 	VerbRPart     Verb = "RPART"
@@ -190,6 +191,7 @@ var protocol = []verbSpec{
 	{verb: VerbHealthy, owner: ofRollout, fields: []string{"id", "first_ok_ms", "stable_ms", "tries"}, doc: "the checks passed"},
 	{verb: VerbUnhealthy, owner: ofRollout, fields: []string{"id", "why"}, doc: "the checks failed"},
 	{verb: VerbReverted, owner: ofRollout, fields: []string{"id", "to", "from", "verdict"}, doc: "back on from; the verdict of its checks"},
+	{verb: VerbSettled, owner: ofRollout, fields: []string{"id", "side", "runtime", "checks", "dialled", "why"}, doc: "the local rule finished an unfinished record on this side and runtime; its exec checks after the settle (healthy, unhealthy, unchecked, old, -), the dialled probes not run"},
 	{verb: VerbBad, owner: ofRollout, fields: []string{"id", "when", "rollout", "why"}, doc: "list: the runtime before is marked bad here"},
 	{verb: VerbRecord, owner: ofRollout, fields: []string{"id", "plan"}, doc: "rollout status: a record of the rollout (its own, or a revert of it) and its plan"},
 	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},

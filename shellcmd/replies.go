@@ -204,7 +204,7 @@ func (v Verdict) Fetched() (sum string, size int64, tries int) {
 }
 
 // NoFetch reads NOFETCH: why the fetch ended (tool, reach, tls, http, cut,
-// digest, write) and the host's words.
+// size, digest, write) and the host's words.
 func (v Verdict) NoFetch() (why, detail string) {
 	v = v.of(VerbNoFetch)
 	return v.get("why"), v.get("detail")
@@ -414,6 +414,24 @@ func (v Verdict) Health() HealthLine {
 	t, _ := number(v.get("tries"))
 	h.FirstOK, h.Stable, h.Tries = time.Duration(f)*time.Millisecond, time.Duration(st)*time.Millisecond, int(t)
 	return h
+}
+
+// SettledLine is SETTLED: the local rule finished record ID on Side
+// (from, to) with Runtime current, and Checks says how its exec checks
+// went after the settle (healthy, unhealthy with Why, unchecked: none
+// kept; old: a record that does not keep them; "": nothing restarted);
+// Dialled is how many dialled probes the record had, which a settle
+// does not run.
+type SettledLine struct {
+	ID, Side, Runtime, Checks, Why string
+	Dialled                        int
+}
+
+// Settled reads SETTLED.
+func (v Verdict) Settled() SettledLine {
+	v = v.of(VerbSettled)
+	n, _ := number(v.get("dialled"))
+	return SettledLine{ID: v.get("id"), Side: v.get("side"), Runtime: v.get("runtime"), Checks: v.get("checks"), Why: unpct(v.get("why")), Dialled: int(n)}
 }
 
 // RolloutLine is an --atomic rollout's verdict: VOTED (Vote), DECIDED

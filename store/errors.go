@@ -40,6 +40,13 @@ var (
 	ErrStageReplaced = errors.New("the stage on the host was not the one the push made when the upload opened it: someone renames entries in the store (its group may write it); nothing was written or removed: push again, and find out who if it happens again")
 )
 
+// ErrSettledUnhealthy: a command that switches current found an
+// unfinished record, settled it by the local rule (docs/rollout.md), and
+// the runtime it settled on failed the record's exec checks after the
+// settle: the record is finished, and the command switched nothing else
+// (exit status 4). Its [HostError] names the rollout, the runtime and why.
+var ErrSettledUnhealthy = errors.New("a settled runtime failed its checks after the settle")
+
 // HostError is an ERROR verdict of a store command: lock's, which says the
 // store's codes with their own sentences too. Its Err is ErrNoSpace for
 // space and ErrIDTaken for foreign and collision.
@@ -50,6 +57,7 @@ var sentinels = map[shellcmd.Code]error{
 	shellcmd.CodeSpace:     ErrNoSpace,
 	shellcmd.CodeForeign:   ErrIDTaken,
 	shellcmd.CodeCollision: ErrIDTaken,
+	shellcmd.CodeUnhealthy: ErrSettledUnhealthy,
 }
 
 // err reads the lock's and the store's errors in a reply (lock.Err), with

@@ -96,6 +96,31 @@ type Health struct {
 	// RevertVerdict: healthy, unhealthy, unchecked (no probe could run
 	// without the client), or none (nothing to revert to).
 	RevertVerdict string
+	// Settled are the unfinished records of earlier rollouts the host
+	// settled by the local rule before the switch, each with how its
+	// checks went after the settle.
+	Settled []Settle
+}
+
+// Settle is what the local rule did with an unfinished record
+// (docs/rollout.md, "The local rule"): it finished rollout ID on Side
+// (from, to) with Runtime current, and ran the record's exec checks after
+// its restart. Checks is healthy, unhealthy (Why), unchecked (the record
+// has no exec check), old (a record of an older hoist, which does not
+// keep its checks: not re-run) or "" (nothing was restarted: nothing to
+// check). Dialled is how many HTTP and TCP checks the record had: the
+// local rule never runs those (they are dialled by a client).
+type Settle struct {
+	ID, Side, Runtime, Checks, Why string
+	Dialled                        int
+}
+
+// Unhealthy: the settled runtime failed its checks.
+func (st Settle) Unhealthy() bool { return st.Checks == "unhealthy" }
+
+func settleOf(v shellcmd.Verdict) Settle {
+	l := v.Settled()
+	return Settle{ID: l.ID, Side: l.Side, Runtime: l.Runtime, Checks: l.Checks, Why: l.Why, Dialled: l.Dialled}
 }
 
 // Phase is one restart and its probe loop.
@@ -252,6 +277,10 @@ func (s *Store) checked(ctx context.Context, op *shellcmd.Op, id string, c Check
 		if unhealthy {
 			return h, fmt.Errorf("%s failed its checks (%s), and the revert did not finish: %w", h.To, h.Why, err)
 		}
+		if errors.Is(err, ErrSettledUnhealthy) {
+			// Stopped after the settle: no sequence of its own ran.
+			h.ID = ""
+		}
 		return h, err
 	}
 	if !activated {
@@ -331,6 +360,8 @@ func (rd *seqReader) on(v shellcmd.Verdict, send func(string)) {
 		case !rd.unhealthy:
 			h.To, h.From = cur, prev
 		}
+	case shellcmd.VerbSettled:
+		h.Settled = append(h.Settled, settleOf(v))
 	case shellcmd.VerbPrepared:
 		rd.prepared = true
 	case shellcmd.VerbRestarted:

@@ -307,6 +307,19 @@ type Resumer struct {
 	ss *session
 	// Record is that record.
 	Record RolloutPlan
+
+	mu      sync.Mutex
+	settled []Settle
+}
+
+// Settled is what the local rule did on this host so far: every record
+// it settled (the other unfinished ones first, then the rollout's own
+// when the word was to settle or finish it), each with how its checks
+// went after the settle.
+func (rs *Resumer) Settled() []Settle {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return slices.Clone(rs.settled)
 }
 
 // Resume starts the resume of rollout id on this host; it returns once
@@ -317,7 +330,14 @@ func (s *Store) Resume(ctx context.Context, id string, lease, wait time.Duration
 	}
 	p := s.wire().Params()
 	p.Health.ID, p.Wait, p.Lease = id, wait, lease
-	rs := &Resumer{ss: s.session(ctx, shellcmd.OpResume, p, lease, ev, nil, nil)}
+	rs := &Resumer{}
+	rs.ss = s.session(ctx, shellcmd.OpResume, p, lease, ev, nil, func(v shellcmd.Verdict, _ func(string)) {
+		if v.Verb == shellcmd.VerbSettled {
+			rs.mu.Lock()
+			rs.settled = append(rs.settled, settleOf(v))
+			rs.mu.Unlock()
+		}
+	})
 	v, err := rs.ss.next(ctx, shellcmd.VerbPlan, shellcmd.VerbNoRecord)
 	if err != nil {
 		return nil, notSaid(err, "read its record")

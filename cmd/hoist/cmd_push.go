@@ -196,6 +196,7 @@ func (a *app) push(source string, o pushOptions) error {
 			if hl != nil {
 				res.Activated, res.Previous = hl.Current == res.ID, hl.From
 				obj.Activated, obj.Previous = res.Activated, res.Previous
+				_ = a.settles(s.Lock().Transport().Target(), hl.Settled) // a failed one is err
 			}
 			obj.Execs++
 			if err != nil {

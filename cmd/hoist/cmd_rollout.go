@@ -66,11 +66,13 @@ batch starts anyway). A host that fails its checks goes back by itself.
 
 The rollout's id is printed first, a line per batch as it goes, and at the
 end a row per host: switched, reverted, unchanged, skipped, failed (back on
-its previous runtime) or in-doubt. Each host is reached over one
-connection for the whole rollout. Exit status 0: every host reached is
-switched and healthy; 3: the rollout stopped or reverted on failed checks
-and every host is on a runtime that passed them; 4: a host is in doubt, or failed its checks
-and so did its revert.`,
+its previous runtime), in-doubt or unhealthy (an interrupted rollout's
+record settled there first, and the runtime it settled on failed its
+checks after the settle: nothing was switched there). Each host is reached
+over one connection for the whole rollout. Exit status 0: every host
+reached is switched and healthy; 3: the rollout stopped or reverted on
+failed checks and every host is on a runtime that passed them; 4: a host
+is in doubt or unhealthy, or failed its checks and so did its revert.`,
 		Example: `  hoist --hosts-file fleet rollout ./build.tgz --check 'bin/healthy'
   hoist -H web1,web2,web3,web4 rollout app.tgz --batch 1,25% --wait 30s --restart 'bin/restart' --check-http http://127.0.0.1:8080/up --on-fail revert`,
 		Args: exactArgs(1, "ARTIFACT|REF (a directory, .tar, .tar.gz, .tgz, .tar.xz, .tar.zst or .zip; or a runtime the hosts have)"),
@@ -107,6 +109,9 @@ const (
 	rsSkipped   = "skipped"
 	rsFailed    = "failed"
 	rsInDoubt   = "in-doubt"
+	// rsUnhealthy: an earlier rollout's record settled by the local rule,
+	// and the runtime it settled on failed its checks after the settle.
+	rsUnhealthy = "unhealthy"
 )
 
 // rolloutHost is one host of a rollout: its goroutine holds its
@@ -125,6 +130,8 @@ type rolloutHost struct {
 	err         error
 	health      *store.Health
 	revert      *store.Health
+	// settled are the records the local rule settled there first.
+	settled []store.Settle
 	// plan is what its record keeps of the rollout (set before its
 	// first order).
 	plan *store.BatchPlan
@@ -529,10 +536,16 @@ func (a *app) rolloutOn(ctx context.Context, h *rolloutHost, s *store.Store, art
 			c.Plan = h.plan
 			hl, err := s.ActivateChecked(ctx, o.id, c, defaultWait, ev)
 			h.health, h.err = hl, err
+			if hl != nil {
+				h.settled = append(h.settled, hl.Settled...)
+				_ = a.settles(h.name, hl.Settled) // a failed one is err
+			}
 			var ue *store.UnhealthyError
 			switch {
 			case err == nil:
 				h.state = rsSwitched
+			case errors.Is(err, store.ErrSettledUnhealthy):
+				h.state = rsUnhealthy
 			case errors.As(err, &ue) && ue.Reverted:
 				h.state = rsFailed
 			case errors.As(err, &ue), errors.Is(err, transport.ErrUnknownOutcome):
@@ -569,6 +582,8 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 			if errors.Is(h.err, transport.ErrUnknownOutcome) {
 				c = exitUnknown
 			}
+		case rsUnhealthy:
+			c = 4
 		case rsFailed:
 			c = errorCode(h.err)
 		case rsReverted:
@@ -585,7 +600,7 @@ func (a *app) rolloutEnd(rid string, hosts []*rolloutHost) error {
 		}
 		if a.g.json {
 			obj := &output.Rollout{Rollout: rid, State: h.state, From: h.from, To: h.to, Batch: h.batch,
-				Health: healthJSON(h.health), Revert: healthJSON(h.revert)}
+				Health: healthJSON(h.health), Revert: healthJSON(h.revert), Settled: settlesJSON(h.settled)}
 			obj.Host, obj.OK, obj.Exit, obj.SameStoreAs = h.name, c == exitOK, c, h.same
 			if h.err != nil {
 				obj.Error = h.err.Error()

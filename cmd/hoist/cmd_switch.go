@@ -107,7 +107,8 @@ func (a *app) switchTo(ref, verb string, wait time.Duration, cf *checkFlags) err
 		if h == nil {
 			return result{outcome: outcome{err: err}}
 		}
-		js := &output.Activate{Current: h.Current, Previous: h.From, Health: healthJSON(h)}
+		_ = a.settles(name, h.Settled) // a failed one is err, the host's ERROR
+		js := &output.Activate{Current: h.Current, Previous: h.From, Health: healthJSON(h), Settled: settlesJSON(h.Settled)}
 		if err != nil {
 			return result{outcome: outcome{err: err}, json: js}
 		}

@@ -94,6 +94,8 @@ func errorCode(err error) int {
 		return exitUsage
 	case errors.As(err, &he):
 		return he.ExitCode()
+	case errors.Is(err, store.ErrSettledUnhealthy):
+		return 4
 	case errors.As(err, &ce):
 		return ce.code
 	case errors.Is(err, transport.ErrUnknownOutcome):

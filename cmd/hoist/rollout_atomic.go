@@ -259,6 +259,11 @@ func (c *atomicRun) run(ctx context.Context, ws []*worker, checks store.Checks, 
 		w.work <- func(ctx context.Context, s *store.Store) {
 			r := store.Rollout{ID: c.rid, Hosts: names, Index: index[w], Decider: index[decider], HoldLease: holdLease}
 			w.pt, w.err = s.Participate(ctx, c.id, r, checks, defaultWait, c.a.waitEvents(w.name, defaultWait))
+			if w.pt != nil {
+				// Said before PREPARED, which Participate waited for.
+				w.settled = w.pt.Health.Settled
+				_ = c.a.settles(w.name, w.settled)
+			}
 			starting.Done()
 			if w.pt != nil {
 				// The connection stays until the participant ends.
@@ -416,6 +421,8 @@ func (c *atomicRun) rows() {
 	for _, w := range c.live {
 		var ue *store.UnhealthyError
 		switch {
+		case errors.Is(w.err, store.ErrSettledUnhealthy):
+			w.state = rsUnhealthy
 		case w.health != nil && w.health.RevertVerdict == "none":
 			w.state = rsInDoubt
 			w.err = fmt.Errorf("the rollout was aborted, and there was nothing before %s to go back to: current stays %s", w.to, w.to)
@@ -588,7 +595,18 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 		w.side, w.err = w.rs.Tell(ctx, decision)
 	})
 	for _, w := range reached {
+		var bad error
+		if w.rs != nil {
+			w.settled = w.rs.Settled()
+			bad = a.settles(w.name, w.settled)
+		}
 		switch {
+		case errors.Is(w.err, store.ErrSettledUnhealthy):
+			w.state = rsUnhealthy
+		case bad != nil && (w.err == nil || errors.Is(w.err, store.ErrInDoubt)):
+			// Settled, and found unhealthy: it stays where it went back
+			// to (nothing switches it again), and says so.
+			w.state, w.err = rsUnhealthy, bad
 		case errors.Is(w.err, store.ErrInDoubt):
 			w.state = rsInDoubt
 			w.err = fmt.Errorf("rollout %s is still in doubt here: the decider's decision was not read; run hoist rollout resume %s with the decider among the targets", id, id)
@@ -604,9 +622,11 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 		}
 	}
 	if goOn != nil {
-		var settled, failed []string
+		var settled, failed, unhealthy []string
 		for _, w := range reached {
 			switch {
+			case w.state == rsUnhealthy:
+				unhealthy = append(unhealthy, w.name)
 			case w.err != nil || w.state == rsInDoubt:
 				failed = append(failed, w.name)
 			case w.rs != nil && w.rs.Record.Local() && w.side == "from":
@@ -618,6 +638,8 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 		}
 		switch {
 		case a.caught() != nil:
+		case len(unhealthy) > 0:
+			a.con.line(fmt.Sprintf("hoist: rollout %s: not going on: %s failed their checks after the settle (they stay where they went back to)", id, printable(strings.Join(unhealthy, ", "))))
 		case len(failed) > 0:
 			a.con.line(fmt.Sprintf("hoist: rollout %s: not going on: %s could not be settled", id, printable(strings.Join(failed, ", "))))
 		default:
@@ -656,7 +678,10 @@ goes back. When the decider is not among the hosts, each host settles by
 what it knows, and a host that voted ready stays in doubt.
 
 A rollout in batches: each host's unfinished record is settled by the
-local rule (back on what it had, its restart run); then, since each
+local rule (back on what it had, its restart run, then its --check
+commands, which the record keeps; --check-http and --check-tcp are not
+run there). A host whose runtime fails them stays on it (unhealthy, exit
+4) and the resume does not go on. Otherwise, since each
 record keeps the rollout's plan (its hosts in order, and --canary,
 --batch, --wait, --max-fail, --on-fail, --skip-unreachable and the check
 flags), the rollout goes on: the runtime is rolled out again, under a

@@ -29,7 +29,8 @@
 // Options.PlainHTTP, plain HTTP. Its filesystem storage is Storage; it
 // serves a blob's file without checking it against its digest, so
 // BlobPath gives a way to make it serve a wrong blob. The filesystem driver
-// cannot redirect, so blobs always come from the registry itself.
+// cannot redirect, so blobs come from the registry itself unless a Proxy
+// redirects them (below).
 //
 // Options.Auth chooses how clients authenticate:
 //   - Basic (the default): HTTP basic auth against an htpasswd file
@@ -62,8 +63,14 @@
 // next downloads after a number of bytes (a client that resumes with a
 // Range request then gets the rest), Stall holds them open after a number
 // of bytes (a silently dead registry), Corrupt inverts their first byte (a
-// tampering mirror: same length, same headers, wrong digest). Its
-// certificate comes from the registry's CA, so clients trust it as they
+// tampering mirror: same length, same headers, wrong digest), Grow sends
+// more than the blob, chunked (a crafted registry that would fill a
+// client's disk), and RedirectTo answers them 307 to a BlobStore
+// (Registry.NewBlobStore: the blobs at another address, as object storage
+// serves them, recording the Authorization each request carried); OnlyFor
+// limits the faults to clients of one User-Agent (the hosts' curl, not
+// the workstation). Their
+// certificates come from the registry's CA, so clients trust them as they
 // trust the registry. Proxy.Requests and Proxy.BlobBytes say what the
 // clients behind it asked for and got. For faults below HTTP, put the
 // sshd package's TCP Proxy in front of Addr.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ import (
 // demand: it serves the registry's API at its own address (TLS with a
 // certificate from the registry's CA, so clients that trust CAFile trust
 // it; plain HTTP with PlainHTTP), relays every request, and applies the
-// faults set with Cut, Stall and Corrupt to the bodies of blob GETs
+// faults set with Cut, Stall, Corrupt, Grow and RedirectTo to blob GETs
 // (GET /v2/NAME/blobs/sha256:HEX), Range requests included. Everything
 // else passes unchanged, credentials too.
 //
@@ -40,6 +41,9 @@ type Proxy struct {
 	stalled  bool
 	release  chan struct{} // closed by Clear or the end of the test: stalled downloads are cut
 	corrupt  bool
+	grow     int64      // bytes added to every blob download, sent chunked
+	redirect *BlobStore // where blob downloads are redirected to
+	agent    string     // with OnlyFor: the User-Agent prefix of the clients faults apply to
 	requests []ProxyRequest
 }
 
@@ -50,7 +54,7 @@ type ProxyRequest struct {
 	Range  string // the request's Range header
 	Status int
 	Bytes  int64  // body bytes the proxy delivered to the client
-	Fault  string // "", "cut", "stall" or "corrupt"
+	Fault  string // "", "cut", "stall", "corrupt", "grow" or "redirect"
 }
 
 // blobPath matches the path of a blob, which faults apply to.
@@ -129,11 +133,39 @@ func (p *Proxy) Corrupt() {
 	p.corrupt = true
 }
 
+// Grow makes every blob download longer than the blob by extra bytes:
+// the blob's own bytes, then extra more, in a chunked answer that declares
+// no length (as a crafted registry, or a mirror, could send without end).
+// What a client that closes early left unread is not counted in Bytes.
+func (p *Proxy) Grow(extra int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.grow = extra
+}
+
+// RedirectTo makes every blob download that the registry would serve
+// (its credentials checked there) answer 307 Temporary Redirect to the
+// blob at s, as a registry that keeps its blobs in object storage does.
+func (p *Proxy) RedirectTo(s *BlobStore) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.redirect = s
+}
+
+// OnlyFor makes the faults apply only to clients whose User-Agent begins
+// with agent ("curl/", say): a workstation's Go client reads the registry
+// unharmed, the hosts behind the same mirror meet the faults.
+func (p *Proxy) OnlyFor(agent string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.agent = agent
+}
+
 // Clear removes every fault; stalled downloads are cut.
 func (p *Proxy) Clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cuts, p.stalled, p.corrupt = nil, false, false
+	p.cuts, p.stalled, p.corrupt, p.grow, p.redirect = nil, false, false, 0, nil
 	select {
 	case <-p.release:
 	default:
@@ -173,7 +205,7 @@ func (p *Proxy) modify(resp *http.Response) error {
 		Method: req.Method, URI: req.URL.RequestURI(), Range: req.Header.Get("Range"), Status: resp.StatusCode,
 	})
 	b := &faultyBody{ReadCloser: resp.Body, p: p, index: len(p.requests) - 1, limit: -1, ctx: req.Context()}
-	if req.Method == http.MethodGet && blobPath.MatchString(req.URL.Path) && resp.StatusCode/100 == 2 {
+	if req.Method == http.MethodGet && blobPath.MatchString(req.URL.Path) && resp.StatusCode/100 == 2 && strings.HasPrefix(req.UserAgent(), p.agent) {
 		switch {
 		case len(p.cuts) > 0 && (resp.ContentLength < 0 || resp.ContentLength > p.cuts[0]):
 			b.fault, b.limit = "cut", p.cuts[0]
@@ -182,6 +214,17 @@ func (p *Proxy) modify(resp *http.Response) error {
 			b.fault, b.limit, b.release = "stall", p.stall, p.release
 		case p.corrupt:
 			b.fault = "corrupt"
+		case p.grow > 0:
+			b.fault, b.extra = "grow", p.grow
+			resp.ContentLength = -1
+			resp.Header.Del("Content-Length")
+		case p.redirect != nil:
+			b.fault = "redirect"
+			resp.Body.Close()
+			resp.StatusCode, resp.Status = http.StatusTemporaryRedirect, "307 Temporary Redirect"
+			resp.Header = http.Header{"Location": {p.redirect.URL + "/blobs/" + path.Base(req.URL.Path)}, "Content-Length": {"0"}}
+			resp.ContentLength = 0
+			b.ReadCloser = io.NopCloser(strings.NewReader(""))
 		}
 	}
 	p.requests[b.index].Fault = b.fault
@@ -196,6 +239,7 @@ type faultyBody struct {
 	p       *Proxy
 	index   int // in p.requests
 	fault   string
+	extra   int64 // bytes to send after the body's own
 	limit   int64
 	sent    int64
 	release chan struct{}
@@ -219,6 +263,14 @@ func (b *faultyBody) Read(buf []byte) (int, error) {
 		}
 	}
 	n, err := b.ReadCloser.Read(buf)
+	if err == io.EOF && b.extra > 0 {
+		if n == 0 {
+			n = int(min(int64(len(buf)), b.extra))
+			clear(buf[:n])
+			b.extra -= int64(n)
+		}
+		err = nil
+	}
 	if n > 0 && b.fault == "corrupt" && b.sent == 0 {
 		buf[0] ^= 0xff
 	}

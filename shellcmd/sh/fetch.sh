@@ -13,8 +13,9 @@
 # h_op_fetch: in this push's stage, claimed (h_claim) while it writes:
 # fetches what hp_fetch lists, says FETCHED for each verified blob or
 # NOFETCH for the first failure, and ends with FETCHEND and the tool it
-# used. The credential and the CA are files of the stage (0600) for this
-# command only.
+# used. The CA is a file of the stage for this command; the credential is
+# under no name on the host (h_curl, h_wgetall), so a command killed with
+# SIGKILL leaves it nowhere.
 h_op_fetch() {
 	h_stage=$h_store/.stage-$hp_stok
 	if ! h_instage || ! h_claim; then
@@ -22,19 +23,15 @@ h_op_fetch() {
 		return
 	fi
 	h_ft=
-	trap 'rm -f ./auth ./ca.pem' EXIT
-	trap 'rm -f ./auth ./ca.pem; exit 143' TERM
-	trap 'rm -f ./auth ./ca.pem; exit 130' INT
 	h_fetch
-	rm -f ./auth ./ca.pem ./fetch.err ./fetch.list ./fetch.todo ./fetch.now ./fetch.sums ./fetch.seen ./fetch.done
-	trap - EXIT TERM INT
+	rm -f ./ca.pem ./wgetrc ./fetch.err ./fetch.list ./fetch.todo ./fetch.now ./fetch.tiers ./fetch.sums ./fetch.seen ./fetch.done
 	h_step fetch.done
 	h_unclaim
 	h_say FETCHEND "${h_ft:--}"
 }
 
 # h_nofetch WHY DETAIL: the fetch ends here (WHY: tool, reach, tls, http,
-# cut, digest, write).
+# cut, size, digest, write).
 h_nofetch() { h_say NOFETCH "$1" "$(h_oneline "$2")"; }
 
 # h_fetch: the fetch itself, in the stage: the tool, the files it reads,
@@ -50,17 +47,6 @@ h_fetch() {
 	if [ -n "$hp_fca" ] && ! (umask 077 && echo "$hp_fca" >./ca.pem) 2>/dev/null; then
 		h_nofetch write "cannot write the registry's CA in the stage (disk full?)"
 		return 0
-	fi
-	# echo is built into every shell: the credential is in no argv. The
-	# file is the tool's own configuration (curl -K, wgetrc), 0600.
-	if [ -n "$hp_fauth" ]; then
-		case $h_ft in
-		curl) (umask 077 && echo "header = \"Authorization: $hp_fauth\"" >./auth) ;;
-		*) (umask 077 && echo "header = Authorization: $hp_fauth" >./auth) ;;
-		esac 2>/dev/null || {
-			h_nofetch write "cannot write the credential in the stage (disk full?)"
-			return 0
-		}
 	fi
 	if ! mkdir -p pool/.fetch 2>/dev/null || ! printf '%s\n' "$hp_fetch" >./fetch.list 2>/dev/null ||
 		! : >./fetch.todo || ! : >./fetch.done; then
@@ -87,11 +73,16 @@ h_fetch() {
 	done <./fetch.list
 	if [ "$h_ft" = curl ]; then
 		h_curlall || return 0
+	elif [ -z "$hp_fauth" ]; then
+		h_wgetall || return 0
 	else
-		while read -r h_ff h_fd h_fz _; do
-			h_get "$h_fd" "$h_fz" "$h_ff" || return 0
-			echo "$h_fd $h_fz $h_gt" >>./fetch.done
-		done <./fetch.todo
+		# GNU wget with a credential (h_fetchtool): its wgetrc is descriptor
+		# 9 (h_wgetall), 0600 in the 0700 stage.
+		if ! (umask 077 && : >./wgetrc) 2>/dev/null; then
+			h_nofetch write "cannot write in the stage (disk full?)"
+			return 0
+		fi
+		h_wgetall 9<>./wgetrc || return 0
 	fi
 	h_place || return 0
 	while read -r h_fd h_fz h_fn; do

@@ -89,7 +89,7 @@ h_try() {
 	h_ci=0
 	h_ifs=$IFS
 	IFS=$h_nl
-	for h_c in $hp_checks; do
+	for h_c in $h_pchecks; do
 		IFS=$h_ifs
 		h_ci=$((h_ci + 1))
 		h_clock
@@ -101,7 +101,7 @@ h_try() {
 			h_tdet=${h_tdet:-"check$h_ci: $h_x"}
 		fi
 		h_clock
-		h_say PROBED "$1" "check$h_ci" "$h_cv" $((h_now - h_cbeg)) "$(h_pct "$(h_oneline "$h_x")")"
+		[ -n "$h_sq" ] || h_say PROBED "$1" "check$h_ci" "$h_cv" $((h_now - h_cbeg)) "$(h_pct "$(h_oneline "$h_x")")"
 	done
 	IFS=$h_ifs
 	[ "$h_ndial" -eq 0 ] && return
@@ -126,8 +126,10 @@ h_try() {
 }
 
 # h_probe: the probe loop on h_sub, after its restart (docs/rollout.md,
-# "Probes"): a try every interval, each by its timeout; healthy once a try
-# passed and every try passed for hp_stable after it; failed when none
+# "Probes"), with the probes and timing h_pset gave (h_sq: quietly, for
+# the local rule, h_recheck): a try every interval, each by its timeout;
+# healthy once a try passed and every try passed for the stable window
+# after it; failed when none
 # passed by the deadline, when one fails inside the stable window, and at
 # once when the client is gone while dialled probes are given (h_ndial),
 # or asked to stop (h_left: the operator wants it back). h_why is why it
@@ -135,17 +137,17 @@ h_try() {
 h_probe() {
 	h_clock
 	h_pbeg=$h_now h_first= h_tries=0 h_why= h_client=
-	h_end=$((h_now + hp_cdeadline))
-	[ -n "$hp_checks" ] || [ "$h_ndial" -gt 0 ] || return 0
+	h_end=$((h_now + h_pdl))
+	[ -n "$h_pchecks" ] || [ "$h_ndial" -gt 0 ] || return 0
 	while :; do
-		h_step host.check
+		[ -n "$h_sq" ] || h_step host.check
 		h_clock
 		h_tbeg=$h_now h_tries=$((h_tries + 1))
-		h_try "$h_tries" $((h_now + hp_ctimeout))
+		h_try "$h_tries" $((h_now + h_ptmo))
 		h_clock
 		h_tv=ok
 		[ -z "$h_tdet" ] || h_tv=fail
-		h_say TRY "$h_tries" "$h_tv" $((h_now - h_tbeg)) "$(h_pct "$(h_oneline "${h_tdet:--}")")"
+		[ -n "$h_sq" ] || h_say TRY "$h_tries" "$h_tv" $((h_now - h_tbeg)) "$(h_pct "$(h_oneline "${h_tdet:--}")")"
 		if h_quit; then
 			h_why="client: ${h_tdet:-the client is gone}" h_client=1
 			if [ -f "$h_scr/stop" ]; then h_why="client: asked to stop"; fi
@@ -153,17 +155,17 @@ h_probe() {
 		fi
 		if [ "$h_tv" = ok ]; then
 			h_first=${h_first:-$h_tbeg}
-			[ $((h_tbeg - h_first)) -lt "$hp_stable" ] || return 0
+			[ $((h_tbeg - h_first)) -lt "$h_pstb" ] || return 0
 		elif [ -n "$h_first" ]; then
 			h_why="stable: $h_tdet"
 			[ -z "$h_noans" ] || h_client=1
 			return 1
-		elif [ $((h_tbeg + hp_cint)) -ge "$h_end" ]; then
+		elif [ $((h_tbeg + h_pint)) -ge "$h_end" ]; then
 			h_why="deadline: $h_tdet"
 			[ -z "$h_noans" ] || h_client=1
 			return 1
 		fi
-		while h_clock && [ "$h_now" -lt $((h_tbeg + hp_cint)) ]; do
+		while h_clock && [ "$h_now" -lt $((h_tbeg + h_pint)) ]; do
 			if h_quit; then break; fi
 			sleep "$h_nap"
 		done
@@ -177,6 +179,11 @@ h_quit() {
 	{ [ -z "$h_stay" ] && [ -f "$h_scr/stop" ]; } || { [ "$h_ndial" -gt 0 ] && [ -f "$h_scr/gone" ]; }
 }
 
+# h_pset: the probe loop's probes and timing are the client's (hp_*).
+h_pset() {
+	h_pchecks=$hp_checks h_pint=$hp_cint h_ptmo=$hp_ctimeout h_pdl=$hp_cdeadline h_pstb=$hp_stable h_sq=
+}
+
 # h_seqinit: a sequence's clock starts (h_t0) and its spawned commands get
 # a session of their own where setsid is there.
 h_seqinit() {
@@ -187,7 +194,9 @@ h_seqinit() {
 # h_record MODE TO [FIELDS]: the record of hp_hid, from current (h_from) to
 # TO, made in .rollouts/.new-<id> and renamed into place whole, fenced; a
 # record of that id already there (a resume's tombstone) is never entered
-# (ERROR journal). FIELDS are the plan's fields of an --atomic record;
+# (ERROR journal). Its plan keeps the timing and how many dialled probes
+# there were, and its checks file the exec probes, for the local rule's
+# checks (h_recheck). FIELDS are the plan's fields of an --atomic record;
 # hp_hplan, last, a batch rollout's plan of itself (hosts= opts=).
 h_record() {
 	h_rec=$h_store/.rollouts/$hp_hid h_new=$h_store/.rollouts/.new-$hp_hid
@@ -197,9 +206,10 @@ h_record() {
 		return 1
 	fi
 	if ! { h_mkshared "$h_store/.rollouts" && mkdir -m 700 "$h_new" &&
-		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s%s token=%s lease=%s since=%s deadline=%s%s%s\n' \
-			"$hp_hid" "$1" "${h_from:--}" "$2" "$3" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "${hp_hof:+ revert-of=$hp_hof}" "$hp_hplan" >"$h_new/plan" &&
+		printf 'hoist-rollout/1 id=%s mode=%s from=%s to=%s%s token=%s lease=%s since=%s deadline=%s interval=%s timeout=%s stable=%s dialled=%s%s%s\n' \
+			"$hp_hid" "$1" "${h_from:--}" "$2" "$3" "$hp_me" "$h_mylease" "$h_t0" "$hp_cdeadline" "$hp_cint" "$hp_ctimeout" "$hp_stable" "$hp_ndial" "${hp_hof:+ revert-of=$hp_hof}" "$hp_hplan" >"$h_new/plan" &&
 		{ [ -z "$hp_restart" ] || printf '%s\n' "$hp_restart" >"$h_new/restart"; } &&
+		{ [ -z "$hp_checks" ] || printf '%s\n' "$hp_checks" >"$h_new/checks"; } &&
 		mv "$h_new" "$h_rec"; } 2>/dev/null; then
 		h_say ERROR switch "cannot write the record $(h_oneline "$hp_storedir/.rollouts/$hp_hid"): check free space and permissions on the store"
 		return 1
@@ -221,6 +231,7 @@ h_forward() {
 	: >"$h_rec/switched"
 	h_step host.switch
 	h_sub=$1 h_oth=$h_from h_ndial=$hp_ndial h_stay=
+	h_pset
 	if h_restart && h_probe; then
 		h_fok=0
 		[ -z "$h_first" ] || h_fok=$((h_first - h_pbeg))
@@ -246,6 +257,7 @@ h_back() {
 	# A client that left cannot dial: the revert is checked by the exec
 	# probes alone, and is unchecked when there are none.
 	h_sub=$h_from h_oth=$1 h_rvd=unhealthy h_stay=1
+	h_pset
 	if h_left; then h_ndial=0; fi
 	if h_restart && h_probe; then
 		h_rvd=healthy

@@ -34,9 +34,12 @@ h_ownrecord() {
 # h_recread DIR: the plan of record DIR: h_jid, h_jmode, h_jf (from), h_jt
 # (to), h_jdl (the deadline, ms), and for an --atomic one h_jidx (this
 # host's place in h_jhosts) and h_jdec (the decider's); a batch one's plan
-# of its rollout: h_jhosts and h_jopts (its options).
+# of its rollout: h_jhosts and h_jopts (its options). h_jint, h_jtmo,
+# h_jstb (ms) and h_jnd (dialled probes) are the checks' timing, which a
+# record of an older hoist does not keep (h_jnew empty).
 h_recread() {
 	h_jid=${1##*/} h_jf= h_jt= h_jdl=30000 h_jmode=single h_jidx= h_jdec= h_jhosts= h_jopts=
+	h_jint=1000 h_jtmo=5000 h_jstb=0 h_jnd=0 h_jnew=
 	h_pl=$(cat "$1/plan" 2>/dev/null)
 	for h_w in $h_pl; do
 		case $h_w in
@@ -48,6 +51,10 @@ h_recread() {
 		hosts=*) h_jhosts=${h_w#hosts=} ;;
 		opts=*) h_jopts=${h_w#opts=} ;;
 		deadline=[0-9]*) h_jdl=${h_w#deadline=} ;;
+		interval=[0-9]*) h_jint=${h_w#interval=} h_jnew=1 ;;
+		timeout=[0-9]*) h_jtmo=${h_w#timeout=} ;;
+		stable=[0-9]*) h_jstb=${h_w#stable=} ;;
+		dialled=[0-9]*) h_jnd=${h_w#dialled=} ;;
 		esac
 	done
 }
@@ -79,8 +86,13 @@ h_once() {
 # (h_settle1), but the one of hp_hid when h_jskip is set (a resume settles
 # that one on its client's word). A record in doubt stops a command that
 # would switch current (ERROR indoubt ID DECIDER HOSTS), unless hp_force:
-# then it is finished as overridden.
+# then it is finished as overridden. A record settled on a runtime that
+# failed its checks (finished, never settled again) stops it too, once the
+# other records are settled (ERROR unhealthy ID RUNTIME WHY): nothing else
+# is switched on a host found unhealthy, so it stays on what it went back
+# to until someone looks.
 h_settle() {
+	h_jbad=
 	set +f
 	for h_jd in "$h_store"/.rollouts/*/plan; do
 		set -f
@@ -90,6 +102,7 @@ h_settle() {
 		h_settle1 "${h_jd%/plan}"
 		case $? in
 		1) return 1 ;;
+		3) [ -n "$h_jbad" ] || h_jbad="$h_jid $h_jrt $(h_oneline "$h_jwhy")" ;;
 		2)
 			if [ -z "$hp_force" ]; then
 				h_say ERROR indoubt "$h_jid" "${h_jdec:--}" "${h_jhosts:--}"
@@ -100,7 +113,9 @@ h_settle() {
 		esac
 	done
 	set -f
-	return 0
+	[ -n "$h_jbad" ] || return 0
+	h_say ERROR unhealthy "$h_jbad"
+	return 1
 }
 
 # h_settle1 DIR [DECISION]: the local rule for record DIR (docs/rollout.md,
@@ -112,11 +127,14 @@ h_settle() {
 # (returns 2, nothing changed). Going back: current returns to from if it
 # still names to, and the record's restart runs for from, also when the
 # dead command had reverted already (its restart may have been cut short).
+# Then the record's exec checks run on what it restarted, or on to after
+# a commit (h_recheck, SETTLED), and the record is finished whatever they
+# say: it returns 3 when they failed (the host stays where it is).
 h_settle1() {
 	h_recread "$1"
 	h_recval "$1" "done" || return 1
 	[ -z "$h_jv" ] || return 0
-	h_jside=from
+	h_jside=from h_jran= h_jrst=
 	if [ "$h_jmode" = atomic ]; then
 		if [ "$h_jidx" = "$h_jdec" ]; then
 			h_once "$1" decision abort || return 1
@@ -134,7 +152,7 @@ h_settle1() {
 				h_jv=abort
 			fi
 		fi
-		[ "$h_jv" != commit ] || h_jside=to
+		[ "$h_jv" != commit ] || h_jside=to h_jran=1
 	fi
 	if [ "$h_jside" = from ]; then
 		h_jsw=
@@ -146,13 +164,19 @@ h_settle1() {
 			h_jside=to
 		fi
 		# A record that never switched current restarts nothing.
-		if [ -n "$h_jsw" ] && [ "$h_jside" = from ] && [ "$(h_pointer current)" = "$h_jf" ] && [ -f "$1/restart" ]; then
-			h_seqinit
-			h_sub=$h_jf h_oth=$h_jt
-			h_spawn "$(cat "$1/restart")" restart
-			h_clock
-			h_reap restart $((h_now + h_jdl)) || :
+		if [ -n "$h_jsw" ] && [ "$h_jside" = from ] && [ "$(h_pointer current)" = "$h_jf" ]; then
+			h_jran=1
+			if [ -f "$1/restart" ]; then
+				h_seqinit
+				h_sub=$h_jf h_oth=$h_jt
+				h_spawn "$(cat "$1/restart")" restart
+				h_clock
+				h_reap restart $((h_now + h_jdl)) || :
+				h_jrst=$h_rst
+			fi
 		fi
 	fi
-	h_once "$1" "done" "$h_jside"
+	h_recheck "$1" || return 1
+	h_once "$1" "done" "$h_jside" || return 1
+	[ "$h_jck" != unhealthy ] || return 3
 }

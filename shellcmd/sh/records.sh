@@ -50,7 +50,7 @@ h_rrecord() {
 	fi
 	h_say RECORD "$h_n" "$(h_oneline "$(head -n 1 "$1/plan")")"
 	h_parts=
-	for h_p in restart switched vote decision outcome 'done' log closed; do
+	for h_p in restart checks switched vote decision outcome 'done' log closed; do
 		{ [ -e "$1/$h_p" ] || [ -L "$1/$h_p" ]; } && h_parts="$h_parts $h_p"
 	done
 	set +f
@@ -65,8 +65,8 @@ h_rrecord() {
 		case $h_p:$h_v in
 		vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort) ;;
 		done:to | done:from | done:overridden) ;;
-		restart:file | switched:file | log:file | closed:file) [ -f "$h_f" ] ;;
-		vote:* | decision:* | outcome:* | done:* | restart:* | switched:* | log:* | closed:*) false ;;
+		restart:file | checks:file | switched:file | log:file | closed:file) [ -f "$h_f" ] ;;
+		vote:* | decision:* | outcome:* | done:* | restart:* | checks:* | switched:* | log:* | closed:*) false ;;
 		*[!a-z0-9._:-]* | :* | *:) false ;;
 		*:file) [ -f "$h_f" ] ;;
 		esac || {
@@ -134,7 +134,7 @@ h_ishoistrec() {
 			esac
 		else
 			case $h_p in
-			plan | restart | switched | log | closed) [ -f "$h_sf" ] || h_ok=1 ;;
+			plan | restart | checks | switched | log | closed) [ -f "$h_sf" ] || h_ok=1 ;;
 			*) h_ok=1 ;;
 			esac
 		fi

@@ -287,6 +287,26 @@ type Activate struct {
 	Previous string `json:"previous"`
 	// Health is there when the health-checked sequence ran.
 	Health *Health `json:"health,omitempty"`
+	// Settled are earlier rollouts' unfinished records the host settled
+	// first, by the local rule.
+	Settled []Settle `json:"settled,omitempty"`
+}
+
+// Settle is an earlier rollout's unfinished record that a host settled by
+// the local rule (docs/rollout.md, "The local rule"): the side it
+// finished on and the runtime current names, and how the record's exec
+// checks went after the settle.
+type Settle struct {
+	Rollout string `json:"rollout"`
+	Side    string `json:"side"`
+	Runtime string `json:"runtime"`
+	// Checks: healthy, unhealthy, unchecked (the record has none), old (a
+	// record that does not keep them: not re-run), "" (nothing restarted).
+	Checks string `json:"checks"`
+	// Dialled is how many HTTP and TCP checks the record had, which the
+	// local rule does not run.
+	Dialled int    `json:"dialled"`
+	Why     string `json:"why,omitempty"`
 }
 
 // Health is a health-checked switch: the new runtime's restart and probes,
@@ -400,7 +420,8 @@ type Summary struct {
 type Rollout struct {
 	Result
 	Rollout string `json:"rollout"`
-	// State: switched, reverted, unchanged, skipped, failed or in-doubt.
+	// State: switched, reverted, unchanged, skipped, failed, in-doubt or
+	// unhealthy.
 	State string `json:"state"`
 	From  string `json:"from"`
 	To    string `json:"to"`
@@ -408,6 +429,9 @@ type Rollout struct {
 	Batch  int     `json:"batch"`
 	Health *Health `json:"health,omitempty"`
 	Revert *Health `json:"revert,omitempty"`
+	// Settled are earlier (or, for a resume, this) rollouts' unfinished
+	// records the host settled by the local rule.
+	Settled []Settle `json:"settled,omitempty"`
 }
 
 // RolloutStatus is one host of hoist rollout status.
