@@ -98,6 +98,10 @@ type Events struct {
 	Stole func(State)
 	// Acquired is called with the token once the host holds the lock.
 	Acquired func(token string)
+	// Unfinished is called, for a run, with each rollout record the
+	// store keeps with no done, once the host holds the lock and before
+	// the command starts: the run names them and settles nothing.
+	Unfinished func(shellcmd.UnfinishedRecord)
 	// Confirm, for a manual hold (Acquire, TryAcquire), is called with the
 	// token once the host holds the lock and before this client confirms
 	// the hold to the host: a caller that must hand the token on (print it)
@@ -200,8 +204,11 @@ func (l *Lock) Status(ctx context.Context) (State, error) {
 	}
 	s.Host = l.Facts()
 	for _, d := range r.Verdicts {
-		if d.Verb == shellcmd.VerbDebris {
+		switch d.Verb {
+		case shellcmd.VerbDebris:
 			s.Debris = append(s.Debris, d.Path())
+		case shellcmd.VerbUnfinished:
+			s.Unfinished = append(s.Unfinished, d.Unfinished())
 		}
 	}
 	return s, nil

@@ -71,6 +71,10 @@ type RunResult struct {
 	// Reattached counts the times contact was lost and the run followed
 	// again.
 	Reattached int
+	// Unfinished lists the rollout records the store keeps with no done,
+	// as the host found them once it held the lock (Events.Unfinished
+	// gets each as it comes): the run settles none of them.
+	Unfinished []shellcmd.UnfinishedRecord
 	released   bool
 	// next are the spare tokens the host may have gone on with while this
 	// client did not hear from it: the run's directory takes the name of
@@ -126,6 +130,11 @@ func (l *Lock) Run(ctx context.Context, argv []string, opts RunOptions) (*RunRes
 		case shellcmd.VerbStolen:
 			s := l.state(v.Holder())
 			res.Stolen = &s
+		case shellcmd.VerbUnfinished:
+			res.Unfinished = append(res.Unfinished, v.Unfinished())
+			if opts.Events.Unfinished != nil {
+				opts.Events.Unfinished(v.Unfinished())
+			}
 		case shellcmd.VerbStarted:
 			res.Started = true
 			if opts.Events.Started != nil {

@@ -41,6 +41,9 @@ type State struct {
 	// Debris lists paths an earlier version left that nothing uses any
 	// more and that should be removed (status only).
 	Debris []string
+	// Unfinished lists the rollout records the store keeps with no done
+	// (status only): status names them and changes nothing.
+	Unfinished []shellcmd.UnfinishedRecord
 }
 
 // Rule names what lets anyone take a held lock, as the host judged it

@@ -63,11 +63,11 @@ func join[T any](lists ...[]T) []T {
 
 // The operations.
 var (
-	OpStatus = &Op{Name: "status", Sends: []Verb{VerbDebris},
+	OpStatus = &Op{Name: "status", Sends: []Verb{VerbDebris, VerbUnfinished},
 		Ends: []Verb{VerbNoStore, VerbFree, VerbLock, VerbError}, Codes: join(setupCodes, []Code{CodeLockPath})}
 	OpAcquire = &Op{Name: "acquire", Sends: waiting,
 		Ends: []Verb{VerbHolding, VerbBusy, VerbNoStore, VerbAbandoned, VerbLost, VerbError}, Codes: takeCodes}
-	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{VerbStarted, VerbFenced}, releasing),
+	OpRun = &Op{Name: "run", Sends: join(waiting, []Verb{VerbUnfinished, VerbStarted, VerbFenced}, releasing),
 		Ends: []Verb{VerbExit, VerbLost, VerbBusy, VerbAbandoned, VerbError}, Codes: join(takeCodes, []Code{CodeRelease})}
 	OpRelease = &Op{Name: "release", Ends: join(releasing, []Verb{VerbError}), Codes: join(setupCodes, []Code{CodeRelease})}
 	OpBreak   = &Op{Name: "break", Ends: []Verb{VerbBroken, VerbNotStale, VerbNotOwner, VerbFree, VerbNoStore, VerbError},
@@ -96,7 +96,7 @@ var (
 	OpReach     = &Op{Name: "reach", Ends: []Verb{VerbCheck, VerbError}, Codes: setupCodes, NoSetup: true}
 	OpDropStage = &Op{Name: "dropstage", Ends: []Verb{VerbDropped, VerbError}, Codes: setupCodes}
 	OpKeepStage = &Op{Name: "keepstage", Ends: []Verb{VerbResumable, VerbError}, Codes: setupCodes}
-	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad, VerbWitnessed}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpList      = &Op{Name: "list", Sends: []Verb{VerbRuntime, VerbBad, VerbWitnessed, VerbUnfinished}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpHistory   = &Op{Name: "history", Sends: []Verb{VerbHistory}, Ends: []Verb{VerbListed, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpActivate  = &Op{Name: "activate", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbSettled}),
 		Ends: join(releasing, []Verb{VerbNotFound, VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeBad})}
@@ -108,7 +108,7 @@ var (
 		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
 	// OpRStatus is read-only and takes no lock: the records of a rollout
 	// (sh/records.sh).
-	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal, VerbROdd}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
 	// OpRollout is one host's part in an --atomic rollout, OpResume the
 	// settling of one rollout's record (sh/rollout.sh).
 	OpRollout = &Op{Name: "rollout", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbVoted, VerbDecided, VerbInDoubt, VerbDone, VerbSettled}),
@@ -125,7 +125,7 @@ var (
 	// OpDoctor is read-only; it runs without h_setup (NoSetup) and
 	// reports the path checks, whose ERROR it captures, as CHECK lines.
 	// ERROR is listed for h_setup, which every command carries.
-	OpDoctor = &Op{Name: "doctor", Sends: []Verb{VerbCheck, VerbNoStore, VerbFree, VerbLock, VerbDebris, VerbError}, Ends: []Verb{VerbDoctor, VerbError},
+	OpDoctor = &Op{Name: "doctor", Sends: []Verb{VerbCheck, VerbNoStore, VerbFree, VerbLock, VerbDebris, VerbUnfinished, VerbError}, Ends: []Verb{VerbDoctor, VerbError},
 		Codes: join(setupCodes, []Code{CodeLockPath}), NoSetup: true}
 )
 

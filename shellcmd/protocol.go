@@ -79,6 +79,7 @@ const (
 	VerbRPart     Verb = "RPART"
 	VerbJournal   Verb = "JOURNAL"
 	VerbRStatus   Verb = "RSTATUS"
+	VerbROdd      Verb = "RODD"
 	// An --atomic rollout's (docs/rollout.md, "All or nothing").
 	VerbVoted    Verb = "VOTED"
 	VerbDecided  Verb = "DECIDED"
@@ -89,6 +90,8 @@ const (
 	// A rollout in batches' witness of its plan (sh/witness.sh).
 	VerbWitnessed Verb = "WITNESSED"
 	VerbWitness   Verb = "WITNESS"
+	// What the commands that only read or run say of unfinished records.
+	VerbUnfinished Verb = "UNFINISHED"
 )
 
 // verbSpec is one reply verb: its fields, by name and in order, and what it
@@ -196,6 +199,7 @@ var protocol = []verbSpec{
 	{verb: VerbRecord, owner: ofRollout, fields: []string{"id", "plan"}, doc: "rollout status: a record of the rollout (its own, or a revert of it) and its plan"},
 	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},
 	{verb: VerbJournal, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status: a record, or a part of it, that is not what hoist makes; not read further"},
+	{verb: VerbROdd, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status without ID: an entry named like another rollout's id that is not a record; not read further"},
 	{verb: VerbRStatus, owner: ofRollout, fields: []string{"id", "current"}, doc: "rollout status: the end; the rollout read (- none) and what current names now"},
 	{verb: VerbVoted, owner: ofRollout, fields: []string{"vote"}, doc: "this host's vote, as written (ready, or aborted by a settler first)"},
 	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},
@@ -205,6 +209,7 @@ var protocol = []verbSpec{
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 	{verb: VerbWitnessed, owner: ofRollout, fields: []string{"id", "to"}, doc: "list, staging a rollout in batches: the witness of its plan is written here"},
 	{verb: VerbWitness, owner: ofRollout, fields: []string{"id", "to", "hosts", "opts"}, doc: "resume, before PLAN or NORECORD: the witness of the plan here (- for each when it is not as hoist writes it)"},
+	{verb: VerbUnfinished, owner: ofRollout, fields: []string{"id", "mode", "from", "to", "state"}, doc: "list, lock status, run: a record here with no done; its state as its parts say (prepared, switched, voted, decided)"},
 }
 
 // specs finds a verb's row.

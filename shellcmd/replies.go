@@ -334,7 +334,7 @@ type RecordPart struct {
 
 // Record reads RECORD, RPART and JOURNAL.
 func (v Verdict) Record() RecordPart {
-	v = v.of(VerbRecord, VerbRPart, VerbJournal)
+	v = v.of(VerbRecord, VerbRPart, VerbJournal, VerbROdd)
 	rp := RecordPart{ID: v.get("id"), Name: v.get("name"), Value: v.get("value"), Path: unpct(v.get("path"))}
 	if v.Verb == VerbRecord {
 		rp.Plan = map[string]string{}
@@ -467,4 +467,15 @@ func (v Verdict) Rollout() RolloutLine {
 		l.Plan = PlanFields(v.get("hosts"), o)
 	}
 	return l
+}
+
+// UnfinishedRecord is an UNFINISHED verdict: a rollout record the host keeps
+// with no done: its id, mode, from ("" for nothing), to, and its state as
+// its parts say (prepared, switched, voted, decided).
+type UnfinishedRecord struct{ ID, Mode, From, To, State string }
+
+// Unfinished reads UNFINISHED.
+func (v Verdict) Unfinished() UnfinishedRecord {
+	v = v.of(VerbUnfinished)
+	return UnfinishedRecord{ID: v.get("id"), Mode: v.get("mode"), From: unpct(v.get("from")), To: unpct(v.get("to")), State: v.get("state")}
 }

@@ -29,8 +29,32 @@ type Runtime struct {
 // host lists them (gc keeps the newest by the same order, ties included).
 // It changes nothing; a missing store is an empty list.
 func (s *Store) List(ctx context.Context) ([]Runtime, error) {
-	rts, _, err := s.list(ctx)
-	return rts, err
+	l, err := s.Listing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Runtimes, nil
+}
+
+// Listing is what a list finds on a host.
+type Listing struct {
+	// Runtimes are List's.
+	Runtimes []Runtime
+	// Unfinished are the rollout records the store keeps with no done (a
+	// rollout whose host command died, or one under way), which the list
+	// names and does not settle.
+	Unfinished []shellcmd.UnfinishedRecord
+	// NoStore reports that the host has no store at all.
+	NoStore bool
+	// Witnessed is the runtime the witness of a rollout's plan names, when
+	// the list (StageList's) wrote one.
+	Witnessed string
+}
+
+// Listing is List with the rollout records left unfinished, in the same
+// host command. It changes nothing.
+func (s *Store) Listing(ctx context.Context) (*Listing, error) {
+	return s.listWith(ctx, s.wire().Params())
 }
 
 // StageList is List at the end of the staging of rollout (a rollout in
@@ -49,43 +73,43 @@ func (s *Store) StageList(ctx context.Context, rollout, ref string, plan BatchPl
 	}
 	p := s.wire().Params()
 	p.Health.ID, p.Health.Plan, p.ID = rollout, f, ref
-	rts, _, witnessed, err := s.listWith(ctx, p)
-	return rts, witnessed, err
+	l, err := s.listWith(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	return l.Runtimes, l.Witnessed, nil
 }
 
-// list is List, and whether the host has no store at all.
-func (s *Store) list(ctx context.Context) (_ []Runtime, noStore bool, _ error) {
-	rts, noStore, _, err := s.listWith(ctx, s.wire().Params())
-	return rts, noStore, err
-}
-
-// listWith is the list with params p, and the runtime WITNESSED names.
-func (s *Store) listWith(ctx context.Context, p shellcmd.Params) (_ []Runtime, noStore bool, witnessed string, _ error) {
+// listWith is the list with params p.
+func (s *Store) listWith(ctx context.Context, p shellcmd.Params) (*Listing, error) {
 	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpList, p), lock.Events{}, nil)
 	if err != nil {
-		return nil, false, "", err
+		return nil, err
 	}
-	var out []Runtime
+	l := &Listing{}
 	for _, v := range r.Verdicts {
-		if v.Verb == shellcmd.VerbWitnessed {
-			witnessed = v.Rollout().To
+		switch v.Verb {
+		case shellcmd.VerbBad:
+			if n := len(l.Runtimes); n > 0 && l.Runtimes[n-1].ID == v.Bad().ID {
+				b := v.Bad()
+				l.Runtimes[n-1].Bad = &b
+			}
+		case shellcmd.VerbRuntime:
+			rt := v.Runtime()
+			l.Runtimes = append(l.Runtimes, Runtime{ID: rt.ID, Name: rt.Name, Size: rt.Size, Promoted: rt.Promoted,
+				Current: rt.Current, Previous: rt.Previous, Pinned: rt.Pinned})
+		case shellcmd.VerbUnfinished:
+			l.Unfinished = append(l.Unfinished, v.Unfinished())
+		case shellcmd.VerbWitnessed:
+			l.Witnessed = v.Rollout().To
 		}
-		if v.Verb == shellcmd.VerbBad && len(out) > 0 && out[len(out)-1].ID == v.Bad().ID {
-			b := v.Bad()
-			out[len(out)-1].Bad = &b
-		}
-		if v.Verb != shellcmd.VerbRuntime {
-			continue
-		}
-		l := v.Runtime()
-		out = append(out, Runtime{ID: l.ID, Name: l.Name, Size: l.Size, Promoted: l.Promoted,
-			Current: l.Current, Previous: l.Previous, Pinned: l.Pinned})
 	}
 	switch r.Last().Verb {
 	case shellcmd.VerbListed, shellcmd.VerbNoStore:
-		return out, r.Last().Verb == shellcmd.VerbNoStore, witnessed, nil
+		l.NoStore = r.Last().Verb == shellcmd.VerbNoStore
+		return l, nil
 	}
-	return nil, false, "", s.err(r, "list")
+	return nil, s.err(r, "list")
 }
 
 // Switch says what an activation or a rollback did.

@@ -56,14 +56,14 @@ func Resolve(rts []Runtime, ref string) (string, error) {
 // Resolve), with one read-only host command. A host without a store is
 // ErrNoStore.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
-	rts, noStore, err := s.list(ctx)
+	l, err := s.Listing(ctx)
 	switch {
 	case err != nil:
 		return "", err
-	case noStore:
+	case l.NoStore:
 		return "", ErrNoStore
 	}
-	return Resolve(rts, ref)
+	return Resolve(l.Runtimes, ref)
 }
 
 var idRE = regexp.MustCompile(`-[0-9a-f]{12}$`)

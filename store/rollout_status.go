@@ -51,6 +51,11 @@ type RolloutStatus struct {
 	Reverts []*RolloutRecord
 	// Current is what current names now ("" nothing).
 	Current string
+	// Odd, read when id is "", holds the path of each entry named like
+	// another rollout's id that is not a record (a link, a file, a
+	// directory without a plan), by that id: what the host would say as
+	// a record's trouble were that id asked for.
+	Odd map[string]string
 }
 
 // The states [RolloutStatus.State] derives.
@@ -153,6 +158,11 @@ func (s *Store) RolloutStatus(ctx context.Context, id string) (*RolloutStatus, e
 			case "closed":
 				cur.Closed = true
 			}
+		case shellcmd.VerbROdd:
+			if st.Odd == nil {
+				st.Odd = map[string]string{}
+			}
+			st.Odd[rp.ID] = rp.Path
 		case shellcmd.VerbRStatus:
 			st.ID, st.Current = v.RStatus()
 		case shellcmd.VerbNoStore:

@@ -24,7 +24,9 @@ func (a *app) listCommand() *cobra.Command {
 		Long: `list shows the runtimes on each host as a table, newest first: id, name,
 size, when it was promoted, and whether it is active, previous, pinned or
 marked bad (it failed its checks on that host: when, and why).
-It changes nothing.`,
+A host that keeps an unfinished rollout record (its rollout's client or
+host command died, or the rollout is under way) says so on stderr, with
+the rollout status and resume that show and finish it. It changes nothing.`,
 		Example: `  hoist -H web1,web2 list
   hoist -H web1 list --json
   hoist -H web1 list --history`,
@@ -43,10 +45,11 @@ It changes nothing.`,
 func (a *app) list() error {
 	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
 		name := s.Lock().Transport().Target()
-		list, err := s.List(ctx)
+		listing, err := s.Listing(ctx)
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
+		list := listing.Runtimes
 		rows := []output.Runtime{}
 		t := newTable("ID", "NAME", "SIZE", "PROMOTED", "STATE")
 		for _, rt := range list {
@@ -70,7 +73,7 @@ func (a *app) list() error {
 			rows = append(rows, row)
 			t.row(rt.ID, orDash(rt.Name), size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
 		}
-		r := result{json: &output.List{Runtimes: rows}}
+		r := result{json: &output.List{Runtimes: rows, UnfinishedRollouts: a.unfinished(name, listing.Unfinished)}}
 		if len(list) == 0 {
 			r.data = name + ": no runtimes"
 		} else {

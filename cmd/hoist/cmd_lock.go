@@ -58,8 +58,9 @@ func (a *app) lockStatusCommand() *cobra.Command {
 holds it (user@host, command, message), since when, its lease and when it
 was last renewed, when it expires if not renewed, whether its holder
 process is alive, whether it was recorded on this boot and in this PID
-namespace, and whether a rule lets anyone take it now, and why. It changes
-nothing.`,
+namespace, and whether a rule lets anyone take it now, and why. A host
+that keeps an unfinished rollout record says so on stderr, with the
+rollout status and resume that show and finish it. It changes nothing.`,
 		Example: `  hoist -H web1 lock status
   hoist -H web1,web2 lock status --json`,
 		Args: noArgs,
@@ -72,8 +73,8 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 	if err != nil {
 		return result{outcome: outcome{err: err}}
 	}
-	r := result{json: &output.LockStatus{Lock: *stateJSON(s)}}
 	name := l.Transport().Target()
+	r := result{json: &output.LockStatus{Lock: *stateJSON(s), UnfinishedRollouts: a.unfinished(name, s.Unfinished)}}
 	switch {
 	case !s.Store:
 		r.data = fmt.Sprintf("%s: free (no store yet)", name)

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
-	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/store"
 )
 
@@ -28,7 +26,8 @@ the rollout's revert), unfinished (a revert that did not finish),
 overridden, no-record, or journal (a record that is not what hoist makes:
 left alone, never followed). Each record's mode, from, to, since, and each
 of its parts, and what current names now. Without ID: the latest rollout
-recorded on the given hosts. It changes nothing.`,
+recorded on the given hosts, found in the same host command, and the rows
+come once every host answered. It changes nothing.`,
 		Example: `  hoist --hosts-file fleet rollout status
   hoist -H web1,web2 rollout status 20261201T180233Z-3f9a2c --json`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -51,65 +50,51 @@ recorded on the given hosts. It changes nothing.`,
 }
 
 func (a *app) rolloutStatus(id string) error {
-	if id == "" {
-		latest, err := a.latestRollout()
-		if err != nil {
-			return err
-		}
-		id = latest
+	if id != "" {
+		return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
+			st, err := s.RolloutStatus(ctx, id)
+			if err != nil {
+				return result{outcome: outcome{err: err}}
+			}
+			return rolloutStatusResult(s.Lock().Transport().Target(), st)
+		})
 	}
-	return a.storeCommand(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
-		st, err := s.RolloutStatus(ctx, id)
+	// Without ID, one host command per host: each says the records of
+	// the latest rollout it recorded. The latest of those is the fleet's,
+	// and a host whose own latest is older has no record of it (one would
+	// be its latest, reverts aside, and a revert's record is made only on
+	// a host the rollout switched): its row is no-record, with what
+	// current names there, or journal when it keeps something of that id
+	// that is not a record (Odd).
+	return a.storeCommandThen(func(ctx context.Context, s *store.Store, _ <-chan struct{}) result {
+		st, err := s.RolloutStatus(ctx, "")
 		if err != nil {
 			return result{outcome: outcome{err: err}}
 		}
-		return rolloutStatusResult(s.Lock().Transport().Target(), st)
-	})
-}
-
-// latestRollout is the latest rollout id any of the targets has recorded
-// ("" when none has): ids begin with a UTC time, so the greatest is the
-// latest. A host that cannot say is left to the command's second pass,
-// which reports it.
-func (a *app) latestRollout() (string, error) {
-	targets, _, err := a.targetsOnce()
-	if err != nil {
-		return "", err
-	}
-	root, err := a.storeRoot()
-	if err != nil {
-		return "", err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
-	sem := make(chan struct{}, a.g.parallel)
-	var mu sync.Mutex
-	latest := ""
-	var wg sync.WaitGroup
-	for _, t := range targets {
-		wg.Go(func() {
-			ctx, end := a.reach.add(ctx, t)
-			defer end()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-				return
+		return result{rollout: st}
+	}, func(rs []result) {
+		latest := ""
+		for _, r := range rs {
+			if r.rollout != nil {
+				latest = max(latest, r.rollout.ID)
 			}
-			a.onHost(ctx, t, root, places, func(ctx context.Context, l *lock.Lock) result {
-				st, err := store.New(l).RolloutStatus(ctx, "")
-				if err == nil {
-					mu.Lock()
-					latest = max(latest, st.ID)
-					mu.Unlock()
+		}
+		for i, r := range rs {
+			st := r.rollout
+			if st == nil {
+				continue
+			}
+			if st.ID != latest {
+				old := st
+				st = &store.RolloutStatus{ID: latest, Current: old.Current}
+				if p, ok := old.Odd[latest]; ok {
+					st.Own = &store.RolloutRecord{ID: latest, Trouble: p}
 				}
-				return result{}
-			})
-		})
-	}
-	wg.Wait()
-	return latest, nil
+			}
+			rs[i] = rolloutStatusResult(r.host, st)
+			rs[i].host = r.host
+		}
+	})
 }
 
 // rolloutStatusResult is a host's rows: its state, then a line per record.

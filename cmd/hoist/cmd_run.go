@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoistdev/hoist/cmd/hoist/output"
 	"github.com/hoistdev/hoist/lock"
+	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
 )
 
@@ -48,7 +49,11 @@ unreachable gives exit 79 and names the run (hoist logs -f ID).
 The first Ctrl-C asks the host to stop CMD: its whole process group gets
 SIGTERM, then SIGKILL after --grace; a second one detaches: CMD carries on,
 and the host releases the lock when it ends. With --token, CMD runs under
-that manual hold (hoist lock acquire), which stays held.`,
+that manual hold (hoist lock acquire), which stays held.
+
+A host that keeps an unfinished rollout record says so on stderr, before
+CMD starts, with the rollout status and resume that show and finish it;
+run settles nothing.`,
 		Example: `  hoist -H web1,web2 run -- systemctl restart app
   hoist -H web1 run --wait 0 -- sh -c 'cd /srv/app && ./migrate'`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -110,6 +115,8 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 	}
 	ev := a.waitEvents(name, o.wait)
 	ev.Started = a.con.clearLive
+	// Said as the host finds them, before CMD's output.
+	ev.Unfinished = func(u shellcmd.UnfinishedRecord) { a.sayUnfinished(name, u) }
 	res, err := l.Run(ctx, argv, lock.RunOptions{Wait: o.wait, Grace: o.grace, Stdout: stdout, Stderr: stderr,
 		Stop: stop, Events: ev, Reattached: func(int) {
 			a.say(name, "contact lost; reconnected, following the run")
@@ -118,7 +125,7 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 	if res == nil {
 		return result{outcome: outcome{err: err}}
 	}
-	obj := &output.Run{Token: res.Token, Run: res.ID, Started: res.Started, Reattached: res.Reattached}
+	obj := &output.Run{Token: res.Token, Run: res.ID, Started: res.Started, Reattached: res.Reattached, UnfinishedRollouts: unfinishedJSON(res.Unfinished)}
 	r := result{json: obj}
 	if res.Fenced {
 		a.say(name, "lock lost while the command ran: the host stopped it")

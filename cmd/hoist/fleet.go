@@ -33,6 +33,9 @@ type result struct {
 	// same names the target that reached this one's store first: nothing
 	// was done here, the work was done there.
 	same string
+	// rollout is what rollout status without ID read on the host, which
+	// its rows are made from once every host has answered.
+	rollout *store.RolloutStatus
 }
 
 // fleet runs fn on every target, --parallel at a time, each host with its
@@ -40,10 +43,17 @@ type result struct {
 // or dead host holds up no other. The outcomes, in the order the targets
 // were given, decide the exit status.
 func (a *app) fleet(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result) error {
+	return a.fleetThen(ctx, fn, nil)
+}
+
+// fleetThen is fleet; with then, the results are printed only once every
+// host has answered, in the order the targets were given, after then
+// rewrote them: for a command whose rows depend on what every host said.
+func (a *app) fleetThen(ctx context.Context, fn func(ctx context.Context, l *lock.Lock) result, then func([]result)) error {
 	places := &placeSet{first: map[lock.Place]string{}, log: a.log}
-	return a.eachTarget(ctx, func(ctx context.Context, target string, root lock.Root) result {
+	return a.eachTargetThen(ctx, func(ctx context.Context, target string, root lock.Root) result {
 		return a.onHost(ctx, target, root, places, fn)
-	})
+	}, then)
 }
 
 // fleetTargets is what every fleet command starts from: the targets, each
@@ -69,12 +79,18 @@ func (a *app) fleetTargets() ([]string, lock.Root, error) {
 
 // eachTarget is fleet for a command that reaches each target itself.
 func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, target string, root lock.Root) result) error {
+	return a.eachTargetThen(ctx, fn, nil)
+}
+
+// eachTargetThen is eachTarget, with fleetThen's then.
+func (a *app) eachTargetThen(ctx context.Context, fn func(ctx context.Context, target string, root lock.Root) result, then func([]result)) error {
 	targets, root, err := a.fleetTargets()
 	if err != nil {
 		return err
 	}
 	a.multi = len(targets) > 1
 	outcomes := make([]outcome, len(targets))
+	results := make([]result, len(targets))
 	sem := make(chan struct{}, a.g.parallel)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -92,11 +108,22 @@ func (a *app) eachTarget(ctx context.Context, fn func(ctx context.Context, targe
 			r := fn(ctx, t, root)
 			mu.Lock()
 			defer mu.Unlock()
+			if then != nil {
+				results[i] = r
+				return
+			}
 			a.report(r)
 			outcomes[i] = r.outcome
 		})
 	}
 	wg.Wait()
+	if then != nil {
+		then(results)
+		for i, r := range results {
+			a.report(r)
+			outcomes[i] = r.outcome
+		}
+	}
 	a.mu.Lock()
 	a.outcomes = outcomes
 	a.mu.Unlock()
@@ -263,6 +290,11 @@ const stopGrace = lock.DefaultGrace + 5*time.Second
 // host stops waiting for the lock, an upload stops) and gives up on them
 // after stopGrace; a second one gives up at once.
 func (a *app) storeCommand(fn func(ctx context.Context, s *store.Store, stop <-chan struct{}) result) error {
+	return a.storeCommandThen(fn, nil)
+}
+
+// storeCommandThen is storeCommand, with fleetThen's then.
+func (a *app) storeCommandThen(fn func(ctx context.Context, s *store.Store, stop <-chan struct{}) result, then func([]result)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
@@ -271,9 +303,9 @@ func (a *app) storeCommand(fn func(ctx context.Context, s *store.Store, stop <-c
 		close(stop)
 		time.AfterFunc(stopGrace, cancel)
 	}, func(os.Signal) { cancel() })
-	return a.fleet(ctx, func(ctx context.Context, l *lock.Lock) result {
+	return a.fleetThen(ctx, func(ctx context.Context, l *lock.Lock) result {
 		return fn(ctx, store.New(l), stop)
-	})
+	}, then)
 }
 
 // waitEvents says once per holder who holds the lock, since when and for

@@ -2,8 +2,9 @@
 # (h_byorder), one RT line each: id, promoted (epoch), size, flags (c
 # current, p previous, P pinned, b marked bad, with a BAD line after it,
 # - none), its place in the order of
-# promotions (h_order), name. Read-only, but for a rollout's staging
-# (hp_hid): then the witness of its plan (h_witness) before LISTED.
+# promotions (h_order), name; then the rollout records left unfinished
+# here (h_sayunfin). Read-only, but for a rollout's staging (hp_hid): then
+# the witness of its plan (h_witness) before LISTED.
 h_op_list() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -31,6 +32,7 @@ h_op_list() {
 	done
 	IFS=$h_ifs
 	[ -z "$hp_hid" ] || h_witness "$h_cur"
+	h_sayunfin
 	h_say LISTED
 }
 

@@ -1,6 +1,7 @@
 # Status is read-only: it samples and evaluates, and changes nothing. It
 # also names what an earlier version may have left at the guard path, which
-# nothing uses any more.
+# nothing uses any more, and the rollout records left unfinished here
+# (h_sayunfin).
 h_op_status() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -9,6 +10,7 @@ h_op_status() {
 	if [ -e "$h_lock.guard" ] || [ -L "$h_lock.guard" ]; then
 		h_say DEBRIS "$(h_oneline "$h_lock.guard")"
 	fi
+	h_sayunfin
 	h_settled
 	case $h_kind in
 	bad) h_say ERROR lockpath "$h_oddwhy" "$(h_oneline "$h_odd")" ;;
@@ -81,11 +83,13 @@ h_op_acquire() {
 	h_say HOLDING "$hp_me"
 }
 
-# Acquire, run and release in one exec.
+# Acquire, run and release in one exec; the rollout records left
+# unfinished here are named (h_sayunfin), never settled.
 h_op_run() {
 	h_mkstore || return
 	h_isrun=1
 	h_take || return
+	h_sayunfin
 	h_run
 	exit "$h_st"
 }

@@ -153,10 +153,11 @@ h_promote() {
 	h_fence || return 1
 	# Under the lock, the stage is still at its name: a promotion that
 	# stalled past the stale period may be in what gc moved aside to sweep
-	# (h_gc_sweep renames under the lock) and began to empty.
+	# (h_gc_sweep renames under the lock) and began to empty; one whose
+	# stage someone renamed (a team store's group) promotes nothing either.
 	# shellcheck disable=SC3013 # test -ef, as in h_enter
 	if [ ! . -ef "../.stage-$hp_stok" ]; then
-		h_say ERROR stage "$(h_oneline "$hp_storedir/.stage-$hp_stok") was swept by gc while this push stalled (nothing was written to it for the stale period): nothing was promoted; push again"
+		h_say ERROR stage "$(h_oneline "$hp_storedir/.stage-$hp_stok") is not this push's stage any more: gc swept it while this push stalled (nothing was written to it for the stale period), or someone renamed it (its group may write $hp_storedir); nothing was promoted: push again"
 		return 1
 	fi
 	if h_present "$hp_id" "$hp_digest"; then

@@ -78,8 +78,9 @@ h_rrecord() {
 }
 
 # h_op_rstatus: the records of rollout hp_hid (its own, then its reverts'),
-# or of the latest one recorded here when hp_hid is empty; RSTATUS last,
-# with the id read and what current names now. Read-only.
+# or of the latest one recorded here when hp_hid is empty, and then RODD
+# for each other id's entry that is not a record; RSTATUS last, with the
+# id read and what current names now. Read-only.
 h_op_rstatus() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -96,6 +97,18 @@ h_op_rstatus() {
 			set -f
 			if [ "${h_d##*/}" = "$h_rid" ] || ! h_isrid "${h_d##*/}" || ! h_revertof "$h_d" "$h_rid"; then continue; fi
 			h_rrecord "$h_d"
+		done
+		set -f
+	fi
+	# Without ID the client takes the greatest of every host's latest: a
+	# host whose own is older may keep something of that id that is not a
+	# record (and so not its latest), said as for an ID given (JOURNAL).
+	if [ -z "$hp_hid" ]; then
+		set +f
+		for h_d in "$h_store"/.rollouts/*; do
+			set -f
+			if [ "${h_d##*/}" = "$h_rid" ] || ! h_isrid "${h_d##*/}" || h_isrec "$h_d"; then continue; fi
+			h_say RODD "${h_d##*/}" "$(h_oneline "$hp_storedir/.rollouts/${h_d##*/}")"
 		done
 		set -f
 	fi
@@ -173,6 +186,39 @@ h_gc_records() {
 		elif h_owned; then
 			h_rmtree "$h_d" && h_say SWEEP "$h_rel" 'done'
 		fi
+	done
+	set -f
+}
+
+# h_sayunfin: UNFINISHED for each record here with a plan and no done, for
+# the commands that only read or run (list, lock status, run): they settle
+# nothing, and the operator learns that the host is mid-rollout (a rollout
+# whose host command died, or one under way). Builtins only (a glob, test,
+# read): no process, whatever the store holds. A link's value takes a
+# readlink, so the state is what the parts there say: decided (a decision
+# or outcome), voted (an --atomic vote: in doubt when it is ready, which
+# rollout status tells), switched, or prepared.
+h_sayunfin() {
+	set +f
+	for h_uf in "$h_store"/.rollouts/*/plan; do
+		set -f
+		h_ud=${h_uf%/plan}
+		if ! h_isrid "${h_ud##*/}" || ! h_isrec "$h_ud" || [ -e "$h_ud/done" ] || [ -L "$h_ud/done" ]; then continue; fi
+		h_ul=
+		read -r h_ul 2>/dev/null <"$h_uf"
+		h_um=- h_ufr=- h_uto=-
+		for h_w in $h_ul; do
+			case $h_w in
+			mode=?*) h_um=${h_w#mode=} ;;
+			from=?*) h_ufr=${h_w#from=} ;;
+			to=?*) h_uto=${h_w#to=} ;;
+			esac
+		done
+		h_us=prepared
+		[ ! -f "$h_ud/switched" ] || h_us=switched
+		[ ! -L "$h_ud/vote" ] || h_us=voted
+		if [ -L "$h_ud/decision" ] || [ -L "$h_ud/outcome" ]; then h_us=decided; fi
+		h_say UNFINISHED "${h_ud##*/}" "$h_um" "$h_ufr" "$h_uto" "$h_us"
 	done
 	set -f
 }

@@ -44,6 +44,19 @@ type Unreached struct {
 type LockStatus struct {
 	Result
 	Lock
+	UnfinishedRollouts []UnfinishedRollout `json:"unfinished_rollouts,omitempty"`
+}
+
+// UnfinishedRollout is a rollout record a host keeps with no done (a
+// rollout whose host command died, or one under way), as hoist list, lock
+// status and run name it without settling it: its id, mode, from (empty
+// for nothing), to, and its state as its parts say.
+type UnfinishedRollout struct {
+	ID    string `json:"id"`
+	Mode  string `json:"mode"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	State string `json:"state"`
 }
 
 // Lock is the state of a store's lock, as lock status reports it and as
@@ -130,6 +143,8 @@ type Run struct {
 	LockLost     bool   `json:"lock_lost,omitempty"`
 	ReleaseError string `json:"release_error,omitempty"`
 	Interrupted  bool   `json:"interrupted,omitempty"`
+	// UnfinishedRollouts as LockStatus's.
+	UnfinishedRollouts []UnfinishedRollout `json:"unfinished_rollouts,omitempty"`
 }
 
 // Runs is hoist runs.
@@ -225,6 +240,8 @@ type Mux struct {
 type List struct {
 	Result
 	Runtimes []Runtime `json:"runtimes"`
+	// UnfinishedRollouts as LockStatus's.
+	UnfinishedRollouts []UnfinishedRollout `json:"unfinished_rollouts,omitempty"`
 }
 
 // Runtime is a runtime in a store.
