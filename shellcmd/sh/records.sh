@@ -202,8 +202,8 @@ h_sayunfin() {
 	set +f
 	for h_uf in "$h_store"/.rollouts/*/plan; do
 		set -f
-		h_ud=${h_uf%/plan}
-		if ! h_isrid "${h_ud##*/}" || ! h_isrec "$h_ud" || [ -e "$h_ud/done" ] || [ -L "$h_ud/done" ]; then continue; fi
+		h_urd=${h_uf%/plan}
+		if ! h_isrid "${h_urd##*/}" || ! h_isrec "$h_urd" || [ -e "$h_urd/done" ] || [ -L "$h_urd/done" ]; then continue; fi
 		h_ul=
 		read -r h_ul 2>/dev/null <"$h_uf"
 		h_um=- h_ufr=- h_uto=-
@@ -215,10 +215,10 @@ h_sayunfin() {
 			esac
 		done
 		h_us=prepared
-		[ ! -f "$h_ud/switched" ] || h_us=switched
-		[ ! -L "$h_ud/vote" ] || h_us=voted
-		if [ -L "$h_ud/decision" ] || [ -L "$h_ud/outcome" ]; then h_us=decided; fi
-		h_say UNFINISHED "${h_ud##*/}" "$h_um" "$h_ufr" "$h_uto" "$h_us"
+		[ ! -f "$h_urd/switched" ] || h_us=switched
+		[ ! -L "$h_urd/vote" ] || h_us=voted
+		if [ -L "$h_urd/decision" ] || [ -L "$h_urd/outcome" ]; then h_us=decided; fi
+		h_say UNFINISHED "${h_urd##*/}" "$h_um" "$h_ufr" "$h_uto" "$h_us"
 	done
 	set -f
 }
