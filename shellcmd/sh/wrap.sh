@@ -134,7 +134,8 @@ h_unguard() {
 #     previous copy stopped (the descriptors keep their offsets); a failed
 #     write means the client is gone: it is noted ("lost") and the copying
 #     goes on, so the files stay complete;
-#   - renews the lease every quarter lease (h_renew); a renewal that fails
+#   - renews the lease every quarter lease (h_renew), also while it stops
+#     the command after the shell died, until SIGKILL; a renewal that fails
 #     means the lock is lost ("leaselost"): the heartbeats stop and the
 #     command is stopped;
 #   - stops the run's command when asked ("stop"), when the lease is lost,
@@ -194,7 +195,12 @@ h_guard() {
 			h_now=$(date +%s)
 		fi
 		if [ -z "$h_orphan" ] && h_shellgone; then h_orphan=1; fi
-		if [ -z "$h_glost" ] && [ -z "$h_orphan" ] && [ "$h_now" -ge "$h_next" ]; then
+		# The lease is kept while the command works, and while it stops
+		# after the host shell died, up to SIGKILL: a command that takes
+		# its grace period to stop holds the lock until it has. After
+		# SIGKILL, what may be left (a zombie nobody reaps, a process in
+		# uninterruptible sleep) holds it one lease at most.
+		if [ -z "$h_glost" ] && { [ -z "$h_orphan" ] || [ -z "$h_killed" ]; } && [ "$h_now" -ge "$h_next" ]; then
 			if h_renew; then
 				h_next=$((h_now + h_beat))
 			else
