@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,4 +44,36 @@ func TestRecoveryKilledHostCommandStopsSlowly(t *testing.T) {
 		t.Fatalf("processes %v of the killed holder's command are still running", left)
 	}
 	a.wait(t, 40*time.Second)
+}
+
+// TestRecoveryKilledSequenceStopsItsRestart: the host command of a health
+// sequence is SIGKILLed while the restart it spawned runs (in a group of
+// its own). Its guardian stops that group and keeps the lock until it has
+// stopped: a hoist run that waits for the lock starts after the restart's
+// own TERM handler finished, never beside the restart.
+func TestRecoveryKilledSequenceStopsItsRestart(t *testing.T) {
+	t.Parallel()
+	hh := newHealthHost(t, true)
+	mark := filepath.Join(hh.h.Dir, "restart-stopped")
+	began := filepath.Join(hh.h.Dir, "restart-began")
+	restart := "touch " + began + "; trap 'sleep 2; touch " + mark + "; exit 0' TERM; sleep 60 & wait"
+	s := hh.c.start("activate", hh.id2, "--restart", restart)
+	waitFor(t, 30*time.Second, "the restart", func() bool { return exists(began) })
+	hpid := 0
+	for _, f := range strings.Fields(readFile(t, lockRecord(hh.root))) {
+		if v, ok := strings.CutPrefix(f, "hpid="); ok {
+			hpid, _ = strconv.Atoi(v)
+		}
+	}
+	if hpid == 0 {
+		t.Fatalf("no hpid in the lock record %q", readFile(t, lockRecord(hh.root)))
+	}
+	if err := syscall.Kill(hpid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d (the host command): %v", hpid, err)
+	}
+	r := hh.c.run("run", "--wait", "60s", "--", "test", "-f", mark)
+	if r.code != 0 {
+		t.Fatalf("a run got the lock while the killed sequence's restart still ran (its TERM handler had not finished): %s", r)
+	}
+	s.wait(t, 30*time.Second)
 }

@@ -142,7 +142,9 @@ h_unguard() {
 #     or when this host command's shell died (killed; h_shellgone): SIGTERM
 #     to its group, SIGKILL after the grace period; once nothing of it is
 #     left after the shell died, it releases the lock (owner-checked)
-#     itself and writes the run's status as unknown.
+#     itself and writes the run's status as unknown. A store command's
+#     spawned restart or check (its group in pgid, h_spawn) is stopped the
+#     same way, only once the shell died.
 # It polls every h_nap for two seconds, then every quarter second, and
 # reads the clock about once a second; USR1 cuts a nap short, or skips the
 # next one when it comes between naps. It
@@ -208,7 +210,10 @@ h_guard() {
 				true 2>/dev/null >"$h_scr/leaselost"
 			fi
 		fi
-		if [ -n "$1" ]; then
+		# A store command's spawned restart or check (h_spawn: its group
+		# in pgid) is stopped like a run's command once the shell that
+		# would reap it died, and the lock kept until it has stopped.
+		if [ -n "$1" ] || { [ -n "$h_orphan" ] && [ -f "$h_scr/pgid" ]; }; then
 			if [ -z "$h_stopat" ]; then
 				if [ -f "$h_scr/stop" ] || [ -n "$h_glost" ] || [ -n "$h_orphan" ]; then
 					h_now=$(date +%s)
@@ -220,7 +225,7 @@ h_guard() {
 				h_cmdsig KILL
 			fi
 		fi
-		if [ -n "$h_orphan" ] && { [ -z "$1" ] || ! h_cmdalive; }; then
+		if [ -n "$h_orphan" ] && { { [ -z "$1" ] && [ ! -f "$h_scr/pgid" ]; } || ! h_cmdalive; }; then
 			# Nothing of the command is left, and the shell that would
 			# release is gone: the guardian releases.
 			[ -z "$1" ] || [ -f "$h_scr/status" ] || h_status -
