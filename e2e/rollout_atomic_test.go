@@ -308,18 +308,7 @@ func TestRolloutAtomicDeciderGone(t *testing.T) {
 		return strings.HasPrefix(st, "T")
 	})
 	decider := &cli{t: t, home: f.c.home, flags: append([]string{"-H", f.hosts[0].Target()}, f.c.flags[2:]...)}
-	r := decider.run("--json", "lock", "status")
-	var st output.LockStatus
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
-		t.Fatalf("the decider's lock: %v %s", err, r)
-	}
-	pid, err := strconv.Atoi(st.Owner.HolderPID)
-	if err != nil {
-		t.Fatalf("holder pid %q", st.Owner.HolderPID)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killHolder(t, decider, "the decider")
 	waitFor(t, 30*time.Second, "the decider's lock is released", func() bool {
 		r := decider.run("--json", "lock", "status")
 		return r.code == 0 && strings.Contains(r.stdout, `"locked":false`)

@@ -2,9 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
-	"strconv"
+	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,18 +33,7 @@ func (f *rolloutFleet) interruptedMidCheck(t *testing.T, extra ...string) (rid, 
 			out, _ := h.SSH(t, "exec /bin/sh -c 'test -e "+strings.TrimPrefix(f.root, "~/")+"/checking-2 && echo yes'")
 			return strings.TrimSpace(out) == "yes"
 		})
-		var st output.LockStatus
-		r := f.one(i).run("--json", "lock", "status")
-		if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
-			t.Fatalf("host %d's lock: %v %s", i, err, r)
-		}
-		pid, err := strconv.Atoi(st.Owner.HolderPID)
-		if err != nil {
-			t.Fatalf("holder pid %q", st.Owner.HolderPID)
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
+		killHolder(t, f.on(i), fmt.Sprintf("host %d", i))
 	}
 	s.cmd.Process.Kill()
 	s.wait(t, 30*time.Second)
@@ -57,11 +45,6 @@ func (f *rolloutFleet) interruptedMidCheck(t *testing.T, extra ...string) (rid, 
 		}
 	}
 	return rid, to
-}
-
-// one is a client of host i alone.
-func (f *rolloutFleet) one(i int) *cli {
-	return &cli{t: f.c.t, home: f.c.home, flags: append([]string{"-H", f.hosts[i].Target()}, f.c.flags[2:]...)}
 }
 
 // touch makes name at host i's store root.
@@ -91,7 +74,7 @@ func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 	f.touch(t, 0, "fail-1")
 	f.touch(t, 2, "fail-1")
 
-	r := f.one(2).run("activate", to, "--check", "true", "--stable", "0s")
+	r := f.on(2).run("activate", to, "--check", "true", "--stable", "0s")
 	if r.code != 4 || !strings.Contains(r.stderr, "rollout "+rid+" was settled here by the local rule, and "+f.id1+", which current names, failed its checks after the settle (") ||
 		!strings.Contains(r.stderr, "nothing else was switched") {
 		t.Fatalf("want the activate to stop after the settle, naming the rollout, v1 and its failed checks (exit 4): %s", r)
@@ -128,7 +111,7 @@ func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 	// The activate again, with --json: the record is finished, so
 	// nothing is settled (nor reported) any more, and it goes on.
 	var act output.Activate
-	r = f.one(2).run("--json", "activate", to, "--check", "true", "--stable", "0s")
+	r = f.on(2).run("--json", "activate", to, "--check", "true", "--stable", "0s")
 	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &act); err != nil || r.code != 0 || act.Current != to || len(act.Settled) != 0 {
 		t.Fatalf("want the activate run again to switch host 2, settling nothing: %v %s", err, r)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,25 @@ func (f *rolloutFleet) on(idx ...int) *cli {
 	c.flags = slices.Clone(f.c.flags)
 	c.flags[1] = strings.Join(targets, ",")
 	return &c
+}
+
+// killHolder SIGKILLs the host shell that holds the store lock c reaches
+// (one host: the holder pid its lock status gives), as a crash of the host
+// command would; who names the host in a failure.
+func killHolder(t *testing.T, c *cli, who string) {
+	t.Helper()
+	var st output.LockStatus
+	r := c.run("--json", "lock", "status")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
+		t.Fatalf("%s's lock: %v %s", who, err, r)
+	}
+	pid, err := strconv.Atoi(st.Owner.HolderPID)
+	if err != nil {
+		t.Fatalf("%s's holder pid %q", who, st.Owner.HolderPID)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // status runs hoist --json rollout status [ID] and reads a row per host,
@@ -247,18 +267,7 @@ func TestRolloutResumeOfABatchRollout(t *testing.T) {
 			return strings.TrimSpace(out) == "yes"
 		})
 		one := &cli{t: t, home: f.c.home, flags: append([]string{"-H", h.Target()}, f.c.flags[2:]...)}
-		var st output.LockStatus
-		r := one.run("--json", "lock", "status")
-		if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
-			t.Fatalf("host %d's lock: %v %s", i, err, r)
-		}
-		pid, err := strconv.Atoi(st.Owner.HolderPID)
-		if err != nil {
-			t.Fatalf("holder pid %q", st.Owner.HolderPID)
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
+		killHolder(t, one, fmt.Sprintf("host %d", i))
 	}
 	s.cmd.Process.Kill()
 	s.wait(t, 30*time.Second)

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,18 +31,7 @@ func (f *rolloutFleet) killedMidBatch(t *testing.T) string {
 		out, _ := f.hosts[0].SSH(t, "exec /bin/sh -c 'test -e "+dir+"/checking-2 && echo yes'")
 		return strings.TrimSpace(out) == "yes"
 	})
-	var st output.LockStatus
-	r := f.on(0).run("--json", "lock", "status")
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &st); err != nil || !st.Locked || st.Owner == nil {
-		t.Fatalf("host 0's lock: %v %s", err, r)
-	}
-	pid, err := strconv.Atoi(st.Owner.HolderPID)
-	if err != nil {
-		t.Fatalf("holder pid %q", st.Owner.HolderPID)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killHolder(t, f.on(0), "host 0")
 	s.cmd.Process.Kill()
 	s.wait(t, 30*time.Second)
 	return rolloutID(t, run{stdout: s.stdout()})
