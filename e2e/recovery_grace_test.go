@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -75,5 +77,43 @@ func TestRecoveryKilledSequenceStopsItsRestart(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("a run got the lock while the killed sequence's restart still ran (its TERM handler had not finished): %s", r)
 	}
+	s.wait(t, 30*time.Second)
+}
+
+// TestRecoveryKilledSequenceKeepsTheService: a restart that ended left its
+// service running (in the restart's group); the sequence's host command
+// is then SIGKILLed while it probes (a dialled check: nothing spawned
+// after the restart). The guardian releases without
+// touching the service: only a restart or check still under way is
+// stopped.
+func TestRecoveryKilledSequenceKeepsTheService(t *testing.T) {
+	t.Parallel()
+	hh := newHealthHost(t, true)
+	pidf := filepath.Join(hh.h.Dir, "service.pid")
+	s := hh.c.start("activate", hh.id2, "--restart", "sleep 120 & echo $! >"+pidf, "--check-http", "http://"+listen(t, 200)+"/up", "--stable", "60s", "--check-interval", "1s")
+	waitFor(t, 30*time.Second, "the service", func() bool { return exists(pidf) && strings.TrimSpace(readFile(t, pidf)) != "" })
+	svc, err := strconv.Atoi(strings.TrimSpace(readFile(t, pidf)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the restart has ended: the probes run
+	hpid := 0
+	for _, f := range strings.Fields(readFile(t, lockRecord(hh.root))) {
+		if v, ok := strings.CutPrefix(f, "hpid="); ok {
+			hpid, _ = strconv.Atoi(v)
+		}
+	}
+	if err := syscall.Kill(hpid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d (the host command): %v", hpid, err)
+	}
+	if r := hh.c.run("run", "--wait", "60s", "--", "true"); r.code != 0 {
+		t.Fatalf("a run after the killed sequence: %s", r)
+	}
+	time.Sleep(500 * time.Millisecond)
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", svc))
+	if _, state, _ := strings.Cut(string(st), ") "); err != nil || strings.HasPrefix(state, "Z") {
+		t.Fatalf("the service the restart left running (pid %d) was stopped with the killed sequence: %v %q", svc, err, st)
+	}
+	syscall.Kill(svc, syscall.SIGKILL)
 	s.wait(t, 30*time.Second)
 }

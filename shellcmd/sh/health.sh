@@ -44,7 +44,9 @@ h_spawn() {
 
 # h_reap NAME LIMIT: waits until the spawned command ends or LIMIT (h_clock)
 # passes; then it is stopped, its group with it (TERM, then KILL after the
-# grace period). h_rst is its status, or "timeout".
+# grace period). h_rst is its status, or "timeout". Its pgid goes with it:
+# the guardian of a shell that dies stops only a spawn still under way,
+# never what an ended restart left running (the service), nor a pid reused.
 h_reap() {
 	while [ ! -f "$h_scr/$1.st" ]; do
 		h_clock
@@ -54,12 +56,14 @@ h_reap() {
 			while h_cmdalive && [ "$(date +%s)" -le "$h_kill" ]; do sleep "$h_nap"; done
 			h_cmdsig KILL
 			wait "$h_spid" 2>/dev/null
+			rm -f "$h_scr/pgid"
 			h_rst=timeout
 			return 1
 		fi
 		sleep "$h_nap"
 	done
 	wait "$h_spid" 2>/dev/null
+	rm -f "$h_scr/pgid"
 	h_rst=
 	read -r h_rst <"$h_scr/$1.st"
 	[ "$h_rst" = 0 ]
