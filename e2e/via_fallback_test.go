@@ -267,20 +267,7 @@ func tokenStaysOff(t *testing.T, e *viaEnv, tool string, opts sshd.Options) {
 		res, err := store.New(newLock(t, h, root)).Push(context.Background(), e.artifact(t), store.PushOptions{Via: v})
 		done <- result{res, err}
 	}()
-	deadline := time.Now().Add(time.Minute)
-	for !stalled(m) {
-		if time.Now().After(deadline) {
-			t.Fatal("no blob download reached the stall")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	var tokens []string
-	for _, is := range e.r.Issued() {
-		tokens = append(tokens, is.Token)
-	}
-	if len(tokens) == 0 {
-		t.Fatal("the token server issued no token")
-	}
+	tokens := e.stalledTokens(t, m)
 	for _, tok := range tokens {
 		if found := processesHolding(tok); len(found) > 0 {
 			t.Errorf("a token is in the argv or environment of %v", found)
@@ -298,6 +285,28 @@ func tokenStaysOff(t *testing.T, e *viaEnv, tool string, opts sshd.Options) {
 	for _, p := range filesHolding([]string{h.Dir, h.Home}, tokens) {
 		t.Errorf("%s holds a token after the push", p)
 	}
+}
+
+// stalledTokens waits (a minute at most) until a blob download through m
+// has reached its stall, and returns the tokens the registry's token
+// server issued so far (at least one).
+func (e *viaEnv) stalledTokens(t *testing.T, m *registry.Proxy) []string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !stalled(m) {
+		if time.Now().After(deadline) {
+			t.Fatal("no blob download reached the stall")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var tokens []string
+	for _, is := range e.r.Issued() {
+		tokens = append(tokens, is.Token)
+	}
+	if len(tokens) == 0 {
+		t.Fatal("the token server issued no token")
+	}
+	return tokens
 }
 
 // stalled reports whether a download through m has reached its stall.

@@ -202,20 +202,7 @@ func TestPushViaKilledLeavesNoCredential(t *testing.T) {
 				_, err := store.New(newLock(t, h, root)).Push(ctx, e.artifact(t), store.PushOptions{Via: v})
 				done <- err
 			}()
-			deadline := time.Now().Add(time.Minute)
-			for !stalled(m) {
-				if time.Now().After(deadline) {
-					t.Fatal("no blob download reached the stall")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			var tokens []string
-			for _, is := range e.r.Issued() {
-				tokens = append(tokens, is.Token)
-			}
-			if len(tokens) == 0 {
-				t.Fatal("the token server issued no token")
-			}
+			tokens := e.stalledTokens(t, m)
 			dirs := []string{h.Dir, h.Home}
 			for _, p := range filesHolding(dirs, tokens) {
 				t.Errorf("%s holds the token while the host fetches", p)

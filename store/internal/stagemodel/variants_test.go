@@ -3,7 +3,7 @@ package stagemodel
 import "testing"
 
 // Each variant is a design the stage must not have; it is explored with
-// the two changes on the configuration the design holds on, so the
+// the fragments' two checks on, in a configuration the design holds in, so the
 // violations found are the variant's.
 
 // TestModelFindsUnclaimCopy: the mark given back by cp then rm: for a
