@@ -197,6 +197,7 @@ func (a *app) push(source string, o pushOptions) error {
 				res.Activated, res.Previous = hl.Current == res.ID, hl.From
 				obj.Activated, obj.Previous = res.Activated, res.Previous
 				_ = a.settles(s.Lock().Transport().Target(), hl.Settled) // a failed one is err
+				obj.Settled = settlesJSON(hl.Settled)
 			}
 			obj.Execs++
 			if err != nil {

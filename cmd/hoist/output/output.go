@@ -205,6 +205,9 @@ type Pushed struct {
 	SentFromRegistry bool   `json:"sent_from_registry,omitempty"`
 	// Health is there when --activate ran the health-checked sequence.
 	Health *Health `json:"health,omitempty"`
+	// Settled are earlier rollouts' unfinished records the host settled
+	// by the local rule before --activate switched, as Activate's.
+	Settled []Settle `json:"settled,omitempty"`
 }
 
 // Publish is hoist publish: one object, about the registry (Host is the
