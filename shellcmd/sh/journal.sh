@@ -99,6 +99,8 @@ h_settle() {
 		h_unfinished "${h_jd%/plan}" || continue
 		h_ownrecord "${h_jd%/plan}" || continue
 		[ -z "$h_jskip" ] || [ "${h_jd%/plan}" != "$h_store/.rollouts/$hp_hid" ] || continue
+		# A settle takes its time: a switch after it fences again.
+		h_fenced=
 		h_settle1 "${h_jd%/plan}"
 		case $? in
 		1) return 1 ;;

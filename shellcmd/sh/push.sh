@@ -21,9 +21,10 @@ h_op_pushcheck() {
 		fi
 		h_take || return
 		# Checked again under the lock: a gc may have taken it meanwhile,
-		# and then it is uploaded again like any missing runtime.
+		# and then it is uploaded again like any missing runtime. The
+		# switch settles what an earlier sequence left first (h_settle).
 		if h_present "$hp_id" "$hp_digest"; then
-			h_activate "$hp_id" push
+			! h_settle || h_activate "$hp_id" push
 			h_release_end
 			rm -rf "$h_scr"
 			h_say PRESENT "$hp_id"
