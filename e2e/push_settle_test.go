@@ -54,3 +54,39 @@ func TestPushActivateSettlesFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestPushActivateInDoubtRefusesUnlessForce: an --atomic rollout whose
+// client is killed once the first other host voted leaves that host in
+// doubt. push --activate there refuses as activate does, naming the
+// rollout and the resume, with the runtime promoted and current not
+// switched; with --force it finishes the record as overridden and
+// switches.
+func TestPushActivateInDoubtRefusesUnlessForce(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 3)
+	rid := rolloutID(t, f.killedAt(t, "rollout.vote", f.atomicArgs()...))
+	before := f.current(t, 1)
+	v3 := sourceTree(t, "3")
+	var r run
+	for range 100 {
+		if r = f.on(1).run("--json", "push", v3, "--name", "app", "--activate"); r.code != 75 {
+			break
+		}
+	}
+	if r.code != 1 || !strings.Contains(r.stdout, "rollout "+rid+" is in doubt here") || !strings.Contains(r.stdout, "hoist rollout resume "+rid) {
+		t.Fatalf("want the in-doubt refusal: %s", r)
+	}
+	var p output.Push // --json: the error is in the host's object
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &p); err != nil || p.Pushed == nil || !p.Promoted || p.Activated {
+		t.Fatalf("want v3 promoted, not activated: %v %s", err, r)
+	}
+	if got := f.current(t, 1); got != before {
+		t.Fatalf("the refused push switched the host in doubt: %s, was %s", got, before)
+	}
+	if r = f.on(1).run("push", v3, "--name", "app", "--activate", "--force"); r.code != 0 || f.current(t, 1) != p.ID {
+		t.Fatalf("push --activate --force: want %s current: %s", p.ID, r)
+	}
+	if st := f.status(t, rid); st[1].State != "overridden" {
+		t.Errorf("rollout status: host 1 is %s, want overridden", st[1].State)
+	}
+}
