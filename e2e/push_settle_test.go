@@ -12,7 +12,9 @@ import (
 // mid-check keeps an unfinished record; push --activate settles it first
 // (back on v1, whose check passes), then switches, whichever way it goes:
 // a runtime uploaded and switched in its promotion's host command, one the
-// host has already (v1: the push's first command switches), or a
+// host has already (v1: the push's first command switches), the one
+// current names (v2, which the interrupted rollout switched to: settled
+// back to v1, then switched to v2 again, as activate does), or a
 // health-checked switch of its own. Its --json says the settle as
 // activate's does (settled: the rollout, the side, the runtime, how its
 // checks went), stderr says it once, and the record is finished: list
@@ -26,6 +28,7 @@ func TestPushActivateSettlesFirst(t *testing.T) {
 	}{
 		{"uploaded", "3", nil},
 		{"present", "1", nil},
+		{"current", "2", nil},
 		{"checked", "3", []string{"--check", "true", "--stable", "0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

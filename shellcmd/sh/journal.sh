@@ -8,6 +8,18 @@ h_unfinished() {
 	[ -f "$1/plan" ] && [ ! -e "$1/done" ] && [ ! -L "$1/done" ]
 }
 
+# h_anyunfin: some record here is unfinished (builtins only), so a switch
+# to what current names already still takes the lock to settle it.
+h_anyunfin() {
+	set +f
+	for h_jd in "$h_store"/.rollouts/*/plan; do
+		set -f
+		! h_unfinished "${h_jd%/plan}" || return 0
+	done
+	set -f
+	return 1
+}
+
 # h_journaled ID: an unfinished record (no done) names ID as from or to:
 # gc keeps it, whatever else it keeps.
 h_journaled() {

@@ -14,7 +14,7 @@ h_op_pushcheck() {
 			h_say PRESENT "$hp_id"
 			return
 		fi
-		if [ "$(h_pointer current)" = "$hp_id" ]; then
+		if [ "$(h_pointer current)" = "$hp_id" ] && ! h_anyunfin; then
 			h_say ACTIVATED "$hp_id" "$hp_id"
 			h_say PRESENT "$hp_id"
 			return
