@@ -34,7 +34,18 @@ func (f *rolloutFleet) killedMidBatch(t *testing.T) string {
 	killHolder(t, f.on(0), "host 0")
 	s.cmd.Process.Kill()
 	s.wait(t, 30*time.Second)
+	f.released(t, 0)
 	return rolloutID(t, run{stdout: s.stdout()})
+}
+
+// released waits until host i's lock is free: the guardian of a killed
+// host command has released it.
+func (f *rolloutFleet) released(t *testing.T, i int) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "the lock released", func() bool {
+		r := f.on(i).run("--json", "lock", "status")
+		return r.code == 0 && strings.Contains(r.stdout, `"locked":false`)
+	})
 }
 
 // journal is host i's records byte for byte: every entry's name, mode,
@@ -51,7 +62,8 @@ func (f *rolloutFleet) journal(t *testing.T, i int) string {
 // unfinished record. hoist list, hoist run -- echo and hoist lock status
 // each say so on stderr, once, for host 0 alone, with the rollout's id,
 // from, to and state and the status and resume that show and finish it;
-// each exits 0 as it would without the record; run's stdout is the
+// each exits 0 as it would without the record (its host command's hold no
+// longer owns the lock: interrupted); run's stdout is the
 // command's output alone; --json has unfinished_rollouts on host 0's
 // object and none on host 1's; and the records are unchanged.
 func TestReadOnlyCommandsNameUnfinishedRollout(t *testing.T) {
@@ -64,8 +76,8 @@ func TestReadOnlyCommandsNameUnfinishedRollout(t *testing.T) {
 	}
 	before := []string{f.journal(t, 0), f.journal(t, 1)}
 	h0, h1 := f.hosts[0].Target(), f.hosts[1].Target()
-	line := "hoist: " + h0 + ": keeps an unfinished rollout " + rid + " (" + f.id1 + " -> " + id2 + ", switched): hoist rollout status " + rid +
-		" shows it; unless the rollout is still under way, hoist rollout resume " + rid + " finishes it\n"
+	line := "hoist: " + h0 + ": keeps an unfinished rollout " + rid + " (" + f.id1 + " -> " + id2 + ", switched), interrupted: hoist rollout status " + rid +
+		" shows it; hoist rollout resume " + rid + " finishes it\n"
 	for _, args := range [][]string{{"list"}, {"run", "--wait", "60s", "--", "echo", "out"}, {"lock", "status"}} {
 		r := f.c.run(args...)
 		if r.code != 0 || strings.Count(r.stderr, line) != 1 || strings.Contains(r.stderr, h1+": keeps") || strings.Contains(r.stdout, "unfinished") {
@@ -162,7 +174,7 @@ func TestUnfinishedRecordCostsNoProcess(t *testing.T) {
 			}
 		}
 	}
-	if r := c.run("list"); !strings.Contains(r.stderr, "keeps an unfinished rollout "+id+" (a-1 -> a-2, switched)") {
+	if r := c.run("list"); !strings.Contains(r.stderr, "keeps an unfinished rollout "+id+" (a-1 -> a-2, switched), interrupted") {
 		t.Errorf("list does not name the record: %s", r)
 	}
 	if _, err := os.Stat(filepath.Join(d, "done")); err == nil {
@@ -234,7 +246,7 @@ func TestRolloutStatusWithoutIDIsOnePass(t *testing.T) {
 // is killed once the first other host voted leaves that host in doubt,
 // its record unfinished with a vote: once the others settled by
 // themselves (decider aborted, host 2 voted aborted and went back),
-// lock status names host 1's record alone, as voted (a vote's value is
+// lock status names host 1's record alone, as voted and interrupted (a vote's value is
 // not read: rollout status tells), with mode atomic in --json.
 func TestReadOnlyCommandsNameVotedRollout(t *testing.T) {
 	t.Parallel()
@@ -246,7 +258,7 @@ func TestReadOnlyCommandsNameVotedRollout(t *testing.T) {
 		return j.code == 0 && !strings.Contains(j.stdout, `"locked":true`)
 	})
 	id2 := f.current(t, 1)
-	line := "hoist: " + f.hosts[1].Target() + ": keeps an unfinished rollout " + rid + " (" + f.id1 + " -> " + id2 + ", voted): "
+	line := "hoist: " + f.hosts[1].Target() + ": keeps an unfinished rollout " + rid + " (" + f.id1 + " -> " + id2 + ", voted), interrupted: "
 	if strings.Count(j.stderr, line) != 1 || strings.Count(j.stderr, "keeps an unfinished rollout") != 1 {
 		t.Fatalf("want host 1's record alone named, voted: %s", j)
 	}

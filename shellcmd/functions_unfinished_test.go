@@ -10,14 +10,17 @@ import (
 // TestShSayUnfinishedNamesOpenRecords: h_sayunfin, which list, lock
 // status and run call, says UNFINISHED for every record with a plan and
 // no done (a done that is a dangling link counts as done), with its mode,
-// from, to and the state its parts tell (decided, voted, switched,
-// prepared), and nothing for a finished record, a tombstone, a record
-// being prepared, a record that is a link, or a name not shaped like an
-// id. It runs with no PATH at all: builtins only, so no process, on every
-// shell; and it changes nothing.
+// from, to, the state its parts tell (decided, voted, switched,
+// prepared) and whether the token its plan names holds the lock (a token
+// directory with its record in the lock: held; a token directory without
+// one, a link, a token not shaped like one, such as "..", which would
+// lead out of the lock: -), and nothing for a finished record, a
+// tombstone, a record being prepared, a record that is a link, or a name
+// not shaped like an id. It runs with no PATH at all: builtins only, so no
+// process, on every shell; and it changes nothing.
 func TestShSayUnfinishedNamesOpenRecords(t *testing.T) {
 	fnShells(t, func(t *testing.T, sh []string, root string) {
-		store, _, _ := fnPaths(root)
+		store, lk, _ := fnPaths(root)
 		rs := filepath.Join(store, ".rollouts")
 		rec := func(id, plan string, parts ...string) string {
 			d := filepath.Join(rs, id)
@@ -35,7 +38,21 @@ func TestShSayUnfinishedNamesOpenRecords(t *testing.T) {
 			return d
 		}
 		id := func(n string) string { return "20261201T000000Z-00000" + n }
-		line := func(n, rest string) string { return "hoist-rollout/1 id=" + id(n) + " " + rest + " token=t lease=30\n" }
+		tline := func(n, rest, tok string) string {
+			return "hoist-rollout/1 id=" + id(n) + " " + rest + " token=" + tok + " lease=30\n"
+		}
+		line := func(n, rest string) string { return tline(n, rest, "0f-1") }
+		// The lock: 0f-2 holds it; 0f-3's directory has no record (dead);
+		// 0f-4's is a link to a directory with a record.
+		fnWrite(t, filepath.Join(lk, "0f-2", "rec"), fnRec("0f-2", fnMach, fnBoot, fnNS, fnInit))
+		fnMkdir(t, filepath.Join(lk, "0f-3"))
+		fnWrite(t, filepath.Join(root, "elsewhere-lock", "rec"), fnRec("0f-4", fnMach, fnBoot, fnNS, fnInit))
+		os.Symlink(filepath.Join(root, "elsewhere-lock"), filepath.Join(lk, "0f-4"))
+		fnWrite(t, filepath.Join(store, "rec"), "") // what token=.. would find
+		rec(id("b"), tline("b", "mode=batch from=a-1 to=a-2", "0f-2"), "switched")
+		rec(id("c"), tline("c", "mode=atomic from=a-1 to=a-2 index=0 decider=0", "0f-3"), "switched", "vote->ready")
+		rec(id("d"), tline("d", "mode=single from=a-1 to=a-2", "0f-4"))
+		rec(id("e"), tline("e", "mode=single from=a-1 to=a-2", ".."))
 		rec(id("1"), line("1", "mode=batch from=a-1 to=a-2"), "switched", "restart")
 		rec(id("2"), line("2", "mode=single from=- to=a-2"))
 		rec(id("3"), line("3", "mode=atomic from=a-1 to=a-2 index=1 decider=0"), "switched", "vote->ready")
@@ -55,11 +72,15 @@ func TestShSayUnfinishedNamesOpenRecords(t *testing.T) {
 			t.Fatalf("%s: rc %d: %s", sh[0], r.rc, r.stderr)
 		}
 		want := []string{
-			"UNFINISHED " + id("1") + " batch a-1 a-2 switched",
-			"UNFINISHED " + id("2") + " single - a-2 prepared",
-			"UNFINISHED " + id("3") + " atomic a-1 a-2 voted",
-			"UNFINISHED " + id("4") + " atomic a-1 a-2 decided",
-			"UNFINISHED " + id("7") + " batch a%2D1 a-3 prepared",
+			"UNFINISHED " + id("1") + " batch a-1 a-2 switched -",
+			"UNFINISHED " + id("2") + " single - a-2 prepared -",
+			"UNFINISHED " + id("3") + " atomic a-1 a-2 voted -",
+			"UNFINISHED " + id("4") + " atomic a-1 a-2 decided -",
+			"UNFINISHED " + id("7") + " batch a%2D1 a-3 prepared -",
+			"UNFINISHED " + id("b") + " batch a-1 a-2 switched held",
+			"UNFINISHED " + id("c") + " atomic a-1 a-2 voted -",
+			"UNFINISHED " + id("d") + " single a-1 a-2 prepared -",
+			"UNFINISHED " + id("e") + " single a-1 a-2 prepared -",
 		}
 		if strings.Join(r.said, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s said:\n%s\nwant:\n%s", sh[0], strings.Join(r.said, "\n"), strings.Join(want, "\n"))

@@ -49,8 +49,11 @@ var (
 	takeCodes  = []Code{CodeNoHome, CodePath, CodeMkdir, CodeLockPath, CodeRecord, CodePermission}
 	// A health-checked switch's verdicts (sh/health.sh).
 	health = []Verb{VerbPrepared, VerbRestarted, VerbProbe, VerbProbed, VerbTry, VerbHealthy, VerbUnhealthy, VerbReverted}
-	// What settling an unfinished record may say (sh/journal.sh).
+	// What settling an unfinished record may say (sh/journal.sh), for a
+	// command that switches current without a sequence of its own (push
+	// --activate): the record's exec checks' verdicts, then SETTLED.
 	settleCodes = []Code{CodeJournal, CodeInDoubt, CodeUnhealthy}
+	settling    = []Verb{VerbProbe, VerbProbed, VerbTry, VerbSettled}
 )
 
 func join[T any](lists ...[]T) []T {
@@ -73,17 +76,17 @@ var (
 	OpBreak   = &Op{Name: "break", Ends: []Verb{VerbBroken, VerbNotStale, VerbNotOwner, VerbFree, VerbNoStore, VerbError},
 		Codes: join(setupCodes, []Code{CodeLockPath, CodeChanged, CodePermission})}
 
-	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbReused}, releasing),
+	OpPushCheck = &Op{Name: "pushcheck", Sends: join(waiting, settling, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbReused}, releasing),
 		Ends:  []Verb{VerbPresent, VerbStage, VerbLost, VerbBusy, VerbAbandoned, VerbError},
-		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256})}
-	OpPromote = &Op{Name: "promote", Sends: join(waiting, []Verb{VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
+		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256})}
+	OpPromote = &Op{Name: "promote", Sends: join(waiting, settling, []Verb{VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
 		Ends:  join(releasing, []Verb{VerbCorrupt, VerbBusy, VerbAbandoned, VerbError}),
-		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
+		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
 	// OpStream is OpPromote begun with the upload (stream.sh): it may
 	// also give the stage back (YIELDED).
-	OpStream = &Op{Name: "stream", Sends: join(waiting, []Verb{VerbStreaming, VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
+	OpStream = &Op{Name: "stream", Sends: join(waiting, settling, []Verb{VerbStreaming, VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
 		Ends:  join(releasing, []Verb{VerbCorrupt, VerbYielded, VerbBusy, VerbAbandoned, VerbError}),
-		Codes: join(takeCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
+		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
 	OpRefresh = &Op{Name: "refresh", Ends: []Verb{VerbRefreshed, VerbLost, VerbNotHeld, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpRuns    = &Op{Name: "runs", Sends: []Verb{VerbRun}, Ends: []Verb{VerbListed, VerbError}, Codes: setupCodes}
 	OpLogs    = &Op{Name: "logs", Sends: []Verb{VerbCut}, Ends: []Verb{VerbRunState, VerbNoRun, VerbError}, Codes: setupCodes}

@@ -209,7 +209,7 @@ var protocol = []verbSpec{
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 	{verb: VerbWitnessed, owner: ofRollout, fields: []string{"id", "to"}, doc: "list, staging a rollout in batches: the witness of its plan is written here"},
 	{verb: VerbWitness, owner: ofRollout, fields: []string{"id", "to", "hosts", "opts"}, doc: "resume, before PLAN or NORECORD: the witness of the plan here (- for each when it is not as hoist writes it)"},
-	{verb: VerbUnfinished, owner: ofRollout, fields: []string{"id", "mode", "from", "to", "state"}, doc: "list, lock status, run: a record here with no done; its state as its parts say (prepared, switched, voted, decided)"},
+	{verb: VerbUnfinished, owner: ofRollout, fields: []string{"id", "mode", "from", "to", "state", "hold"}, doc: "list, lock status, run: a record here with no done; its state as its parts say (prepared, switched, voted, decided); hold: held when the token its plan names owns the lock now, else -"},
 }
 
 // specs finds a verb's row.

@@ -472,10 +472,19 @@ func (v Verdict) Rollout() RolloutLine {
 // UnfinishedRecord is an UNFINISHED verdict: a rollout record the host keeps
 // with no done: its id, mode, from ("" for nothing), to, and its state as
 // its parts say (prepared, switched, voted, decided).
-type UnfinishedRecord struct{ ID, Mode, From, To, State string }
+type UnfinishedRecord struct {
+	ID, Mode, From, To, State string
+	// Held: the hold the record's host command works under (its plan's
+	// token) owned the store lock when the host looked: the rollout is
+	// under way, or its holder died and the lock was neither released nor
+	// taken since. Otherwise its host command ended without finishing it.
+	Held bool
+}
 
-// Unfinished reads UNFINISHED.
+// Unfinished reads UNFINISHED. A hold other than "-" reads as held: doubt
+// never makes a rollout look interrupted.
 func (v Verdict) Unfinished() UnfinishedRecord {
 	v = v.of(VerbUnfinished)
-	return UnfinishedRecord{ID: v.get("id"), Mode: v.get("mode"), From: unpct(v.get("from")), To: unpct(v.get("to")), State: v.get("state")}
+	return UnfinishedRecord{ID: v.get("id"), Mode: v.get("mode"), From: unpct(v.get("from")), To: unpct(v.get("to")), State: v.get("state"),
+		Held: v.get("hold") != ""}
 }

@@ -43,8 +43,13 @@ func (s *Store) wire() lock.Wire { return s.l.Wire() }
 
 // PushOptions configure [Store.Push].
 type PushOptions struct {
-	// Activate switches current to the runtime once it is in place.
+	// Activate switches current to the runtime once it is in place, in
+	// the same host command, after settling the unfinished records of
+	// earlier rollouts there by the local rule (docs/rollout.md): a record
+	// in doubt stops it before the switch (the runtime stays in place),
+	// unless Force: then that record is finished as overridden.
 	Activate bool
+	Force    bool
 	// Wait bounds the wait for the lock at promotion (and activation).
 	Wait time.Duration
 	// Starting, when set, is called once the upload is about to start, with
@@ -113,6 +118,11 @@ type PushResult struct {
 	FetchTool    string
 	Fallback     string
 	FromRegistry bool
+	// Settled are the unfinished records of earlier rollouts the host
+	// settled by the local rule before the switch of Activate, each with
+	// how its checks went; one whose runtime failed them stops the push
+	// before its switch, with ErrSettledUnhealthy.
+	Settled []Settle
 }
 
 // Push installs a on the host. A runtime already there and verified costs
@@ -143,6 +153,7 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	p.Stamp = time.Unix(1e9+rand.Int64N(1e9), 0)
 	p.ID, p.Name, p.Digest, p.Size, p.Entries = src.id, src.name, src.digest, src.size, src.entries
 	p.Activate, p.Wait = opts.Activate, opts.Wait
+	p.Force = opts.Activate && opts.Force
 	// The round trip, for the streams the upload takes, is measured while
 	// the first command runs.
 	rtt := make(chan time.Duration, 1)
@@ -364,6 +375,8 @@ func (res *PushResult) read(r *remote.Reply) {
 			if id, prev := v.Activated(); prev != id {
 				res.Previous = prev
 			}
+		case shellcmd.VerbSettled:
+			res.Settled = append(res.Settled, settleOf(v))
 		}
 	}
 }

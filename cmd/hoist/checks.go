@@ -34,7 +34,7 @@ func (c *checkFlags) add(f *pflag.FlagSet) {
 	f.Var(durationValue{&c.timeout}, "check-timeout", "give each try `D`")
 	f.Var(durationValue{&c.deadline}, "check-deadline", "go back unless a try passed within `D` of the restart")
 	f.Var(durationValue{&c.stable}, "stable", "after the first passing try, every try must pass for `D`")
-	f.BoolVar(&c.force, "force", false, "switch to a runtime marked bad on the host (it failed its checks there)")
+	f.BoolVar(&c.force, "force", false, "switch to a runtime marked bad on the host (it failed its checks there), and over an earlier rollout's record in doubt there (finished as overridden)")
 }
 
 func (c *checkFlags) checks() (store.Checks, error) {

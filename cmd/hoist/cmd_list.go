@@ -26,7 +26,9 @@ size, when it was promoted, and whether it is active, previous, pinned or
 marked bad (it failed its checks on that host: when, and why).
 A host that keeps an unfinished rollout record (its rollout's client or
 host command died, or the rollout is under way) says so on stderr, with
-the rollout status and resume that show and finish it. It changes nothing.`,
+the rollout status that shows it, and whether the record's hold owns the
+store lock (under way) or not (interrupted: then the rollout resume that
+finishes it). It changes nothing.`,
 		Example: `  hoist -H web1,web2 list
   hoist -H web1 list --json
   hoist -H web1 list --history`,
@@ -73,7 +75,7 @@ func (a *app) list() error {
 			rows = append(rows, row)
 			t.row(rt.ID, orDash(rt.Name), size(rt.Size), rt.Promoted.Local().Format("2006-01-02 15:04"), strings.Join(state, ","))
 		}
-		r := result{json: &output.List{Runtimes: rows, UnfinishedRollouts: a.unfinished(name, listing.Unfinished)}}
+		r := result{json: &output.List{Runtimes: rows, UnfinishedRollouts: a.unfinished(name, listing.Unfinished, nil)}}
 		if len(list) == 0 {
 			r.data = name + ": no runtimes"
 		} else {

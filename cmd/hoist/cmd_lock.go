@@ -60,7 +60,9 @@ was last renewed, when it expires if not renewed, whether its holder
 process is alive, whether it was recorded on this boot and in this PID
 namespace, and whether a rule lets anyone take it now, and why. A host
 that keeps an unfinished rollout record says so on stderr, with the
-rollout status and resume that show and finish it. It changes nothing.`,
+rollout status that shows it and, unless the record's hold owns the lock
+and no rule lets anyone take it (under way), the rollout resume that
+finishes it. It changes nothing.`,
 		Example: `  hoist -H web1 lock status
   hoist -H web1,web2 lock status --json`,
 		Args: noArgs,
@@ -74,7 +76,7 @@ func (a *app) lockStatus(ctx context.Context, l *lock.Lock) result {
 		return result{outcome: outcome{err: err}}
 	}
 	name := l.Transport().Target()
-	r := result{json: &output.LockStatus{Lock: *stateJSON(s), UnfinishedRollouts: a.unfinished(name, s.Unfinished)}}
+	r := result{json: &output.LockStatus{Lock: *stateJSON(s), UnfinishedRollouts: a.unfinished(name, s.Unfinished, &s)}}
 	switch {
 	case !s.Store:
 		r.data = fmt.Sprintf("%s: free (no store yet)", name)

@@ -162,6 +162,7 @@ func (a *app) push(source string, o pushOptions) error {
 			// A health-checked switch is a command of its own, after
 			// the promotion (docs/rollout.md).
 			Activate: o.activate && !checks.Sequenced(),
+			Force:    checks.Force,
 			Wait:     o.wait,
 			Streams:  o.streams,
 			Events:   h.events(),
@@ -182,7 +183,10 @@ func (a *app) push(source string, o pushOptions) error {
 			Activated: res.Activated, Previous: res.Previous, Execs: res.Execs,
 			ResumedAt: res.Resumed, ReusedFiles: res.Reused,
 			FetchedBlobs: res.Fetched, FetchedBytes: res.FetchedBytes, FetchResumes: res.FetchResumes,
-			FetchTool: res.FetchTool, Fallback: res.Fallback, SentFromRegistry: res.FromRegistry}
+			FetchTool: res.FetchTool, Fallback: res.Fallback, SentFromRegistry: res.FromRegistry,
+			Settled: settlesJSON(res.Settled)}
+		// A failed one is err, the host's ERROR.
+		_ = a.settles(name, res.Settled)
 		if err != nil {
 			h.finish("failed", false)
 			return r
@@ -196,7 +200,8 @@ func (a *app) push(source string, o pushOptions) error {
 			if hl != nil {
 				res.Activated, res.Previous = hl.Current == res.ID, hl.From
 				obj.Activated, obj.Previous = res.Activated, res.Previous
-				_ = a.settles(s.Lock().Transport().Target(), hl.Settled) // a failed one is err
+				_ = a.settles(name, hl.Settled) // a failed one is err
+				obj.Settled = append(obj.Settled, settlesJSON(hl.Settled)...)
 			}
 			obj.Execs++
 			if err != nil {

@@ -52,7 +52,8 @@ and the host releases the lock when it ends. With --token, CMD runs under
 that manual hold (hoist lock acquire), which stays held.
 
 A host that keeps an unfinished rollout record says so on stderr, before
-CMD starts, with the rollout status and resume that show and finish it;
+CMD starts, with the rollout status that shows it and, when its hold does
+not own the store lock (interrupted), the rollout resume that finishes it;
 run settles nothing.`,
 		Example: `  hoist -H web1,web2 run -- systemctl restart app
   hoist -H web1 run --wait 0 -- sh -c 'cd /srv/app && ./migrate'`,
@@ -116,7 +117,7 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 	ev := a.waitEvents(name, o.wait)
 	ev.Started = a.con.clearLive
 	// Said as the host finds them, before CMD's output.
-	ev.Unfinished = func(u shellcmd.UnfinishedRecord) { a.sayUnfinished(name, u) }
+	ev.Unfinished = func(u shellcmd.UnfinishedRecord) { a.sayUnfinished(name, u, nil) }
 	res, err := l.Run(ctx, argv, lock.RunOptions{Wait: o.wait, Grace: o.grace, Stdout: stdout, Stderr: stderr,
 		Stop: stop, Events: ev, Reattached: func(int) {
 			a.say(name, "contact lost; reconnected, following the run")
@@ -125,7 +126,7 @@ func (a *app) runOn(ctx context.Context, l *lock.Lock, argv []string, o runOptio
 	if res == nil {
 		return result{outcome: outcome{err: err}}
 	}
-	obj := &output.Run{Token: res.Token, Run: res.ID, Started: res.Started, Reattached: res.Reattached, UnfinishedRollouts: unfinishedJSON(res.Unfinished)}
+	obj := &output.Run{Token: res.Token, Run: res.ID, Started: res.Started, Reattached: res.Reattached, UnfinishedRollouts: unfinishedJSON(res.Unfinished, nil)}
 	r := result{json: obj}
 	if res.Fenced {
 		a.say(name, "lock lost while the command ran: the host stopped it")

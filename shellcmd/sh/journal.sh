@@ -8,6 +8,18 @@ h_unfinished() {
 	[ -f "$1/plan" ] && [ ! -e "$1/done" ] && [ ! -L "$1/done" ]
 }
 
+# h_anyunfin: some record here is unfinished (builtins only), so a switch
+# to what current names already still takes the lock to settle it.
+h_anyunfin() {
+	set +f
+	for h_jd in "$h_store"/.rollouts/*/plan; do
+		set -f
+		! h_unfinished "${h_jd%/plan}" || return 0
+	done
+	set -f
+	return 1
+}
+
 # h_journaled ID: an unfinished record (no done) names ID as from or to:
 # gc keeps it, whatever else it keeps.
 h_journaled() {
@@ -99,6 +111,8 @@ h_settle() {
 		h_unfinished "${h_jd%/plan}" || continue
 		h_ownrecord "${h_jd%/plan}" || continue
 		[ -z "$h_jskip" ] || [ "${h_jd%/plan}" != "$h_store/.rollouts/$hp_hid" ] || continue
+		# A settle takes its time: a switch after it fences again.
+		h_fenced=
 		h_settle1 "${h_jd%/plan}"
 		case $? in
 		1) return 1 ;;

@@ -123,9 +123,11 @@ h_pdone() {
 		h_unstage
 		return
 	fi
+	# A switch settles what an earlier sequence left first (h_settle,
+	# which fences again after a record it settles).
 	if h_promote && [ -n "$hp_activate" ]; then
 		h_fenced=1
-		h_activate "$hp_id" push
+		! h_settle || h_activate "$hp_id" push
 	fi
 	h_release_end
 	h_unstage "$h_scr"

@@ -14,16 +14,17 @@ h_op_pushcheck() {
 			h_say PRESENT "$hp_id"
 			return
 		fi
-		if [ "$(h_pointer current)" = "$hp_id" ]; then
+		if [ "$(h_pointer current)" = "$hp_id" ] && ! h_anyunfin; then
 			h_say ACTIVATED "$hp_id" "$hp_id"
 			h_say PRESENT "$hp_id"
 			return
 		fi
 		h_take || return
 		# Checked again under the lock: a gc may have taken it meanwhile,
-		# and then it is uploaded again like any missing runtime.
+		# and then it is uploaded again like any missing runtime. The
+		# switch settles what an earlier sequence left first (h_settle).
 		if h_present "$hp_id" "$hp_digest"; then
-			h_activate "$hp_id" push
+			! h_settle || h_activate "$hp_id" push
 			h_release_end
 			rm -rf "$h_scr"
 			h_say PRESENT "$hp_id"

@@ -197,7 +197,13 @@ h_gc_records() {
 # read): no process, whatever the store holds. A link's value takes a
 # readlink, so the state is what the parts there say: decided (a decision
 # or outcome), voted (an --atomic vote: in doubt when it is ready, which
-# rollout status tells), switched, or prepared.
+# rollout status tells), switched, or prepared. The hold is "held" when the
+# plan's token (the hold its host command works under) owns the lock now,
+# its record there (h_sample's "held"): the rollout is under way, or its
+# holder died and nobody released or took the lock since, which only the
+# lock's age tells (lock status); else "-", and it was interrupted. Only a
+# store member can make a lock directory, so only one can make a dead
+# rollout look held, as it can hold the lock itself.
 h_sayunfin() {
 	set +f
 	for h_uf in "$h_store"/.rollouts/*/plan; do
@@ -206,19 +212,29 @@ h_sayunfin() {
 		if ! h_isrid "${h_urd##*/}" || ! h_isrec "$h_urd" || [ -e "$h_urd/done" ] || [ -L "$h_urd/done" ]; then continue; fi
 		h_ul=
 		read -r h_ul 2>/dev/null <"$h_uf"
-		h_um=- h_ufr=- h_uto=-
+		h_um=- h_ufr=- h_uto=- h_utk=
 		for h_w in $h_ul; do
 			case $h_w in
 			mode=?*) h_um=${h_w#mode=} ;;
 			from=?*) h_ufr=${h_w#from=} ;;
 			to=?*) h_uto=${h_w#to=} ;;
+			token=?*) h_utk=${h_w#token=} ;;
 			esac
 		done
+		# A token as h_sample takes one: a name in the lock, never a path.
+		h_uh=-
+		case $h_utk in
+		'' | *[!0-9a-f-]*) ;;
+		*)
+			h_ut=$h_lock/$h_utk
+			if [ -d "$h_lock" ] && [ ! -L "$h_lock" ] && [ -d "$h_ut" ] && [ ! -L "$h_ut" ] && [ -f "$h_ut/rec" ] && [ ! -L "$h_ut/rec" ]; then h_uh=held; fi
+			;;
+		esac
 		h_us=prepared
 		[ ! -f "$h_urd/switched" ] || h_us=switched
 		[ ! -L "$h_urd/vote" ] || h_us=voted
 		if [ -L "$h_urd/decision" ] || [ -L "$h_urd/outcome" ]; then h_us=decided; fi
-		h_say UNFINISHED "${h_urd##*/}" "$h_um" "$h_ufr" "$h_uto" "$h_us"
+		h_say UNFINISHED "${h_urd##*/}" "$h_um" "$h_ufr" "$h_uto" "$h_us" "$h_uh"
 	done
 	set -f
 }

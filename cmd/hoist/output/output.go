@@ -50,13 +50,20 @@ type LockStatus struct {
 // UnfinishedRollout is a rollout record a host keeps with no done (a
 // rollout whose host command died, or one under way), as hoist list, lock
 // status and run name it without settling it: its id, mode, from (empty
-// for nothing), to, and its state as its parts say.
+// for nothing), to, its state as its parts say, and whether it is under
+// way.
 type UnfinishedRollout struct {
 	ID    string `json:"id"`
 	Mode  string `json:"mode"`
 	From  string `json:"from"`
 	To    string `json:"to"`
 	State string `json:"state"`
+	// UnderWay: the hold its host command works under owns the store lock
+	// (and, for lock status, no rule lets anyone take that lock): the
+	// rollout is under way, or its host command died and the lock was not
+	// released or taken since. False: it was interrupted, and hoist
+	// rollout resume finishes it.
+	UnderWay bool `json:"under_way"`
 }
 
 // Lock is the state of a store's lock, as lock status reports it and as
@@ -198,6 +205,9 @@ type Pushed struct {
 	SentFromRegistry bool   `json:"sent_from_registry,omitempty"`
 	// Health is there when --activate ran the health-checked sequence.
 	Health *Health `json:"health,omitempty"`
+	// Settled are earlier rollouts' unfinished records the host settled
+	// by the local rule before --activate switched, as Activate's.
+	Settled []Settle `json:"settled,omitempty"`
 }
 
 // Publish is hoist publish: one object, about the registry (Host is the
