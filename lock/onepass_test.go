@@ -156,23 +156,38 @@ var onePassTests = []struct {
 	// A host whose mkfifo fails: the promotion only reads the lines, and
 	// at E makes the full pass and promotes.
 	{"promote.streaming", func(e *stepEnv) {
-		art := e.bigArtifact(4 << 20)
-		shims := e.t.TempDir()
-		called := filepath.Join(shims, "called")
-		if err := os.WriteFile(filepath.Join(shims, "mkfifo"), []byte("#!/bin/sh\n: >"+called+"\nexit 1\n"), 0o755); err != nil {
-			e.t.Fatal(err)
-		}
-		tr := e.dial().(*shellTransport)
-		tr.exec = strings.Replace(tr.exec, "exec ", "PATH="+shims+":$PATH; export PATH; exec ", 1)
-		r, err := store.New(lock.New(tr, lock.Root{Path: e.root})).Push(e.ctx(), art, store.PushOptions{})
-		if err != nil || !r.Promoted {
-			e.t.Fatalf("a push to a host without a working mkfifo: %v %+v; want it promoted from the full pass", err, r)
-		}
-		if _, err := os.Stat(called); err != nil {
+		art := e.bigArtifact(8 << 20)
+		if !e.pushNoFifo(art) {
 			e.t.Fatal("the promotion did not try mkfifo")
 		}
-		e.checkRuntime(art)
 	}},
+	// A runtime under 8 MiB is not streamed: the promotion reads the
+	// lines, makes the full pass at E (no FIFO made) and promotes.
+	{"promote.streaming", func(e *stepEnv) {
+		art := e.bigArtifact(8<<20 - 1)
+		if e.pushNoFifo(art) {
+			e.t.Fatal("the promotion of a runtime under 8 MiB tried mkfifo: it streamed")
+		}
+	}},
+}
+
+// pushNoFifo pushes art to a host whose mkfifo fails, wants it promoted
+// from the full pass, and reports whether mkfifo was tried.
+func (e *stepEnv) pushNoFifo(art *store.Artifact) bool {
+	shims := e.t.TempDir()
+	called := filepath.Join(shims, "called")
+	if err := os.WriteFile(filepath.Join(shims, "mkfifo"), []byte("#!/bin/sh\n: >"+called+"\nexit 1\n"), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	tr := e.dial().(*shellTransport)
+	tr.exec = strings.Replace(tr.exec, "exec ", "PATH="+shims+":$PATH; export PATH; exec ", 1)
+	r, err := store.New(lock.New(tr, lock.Root{Path: e.root})).Push(e.ctx(), art, store.PushOptions{})
+	if err != nil || !r.Promoted {
+		e.t.Fatalf("a push to a host without a working mkfifo: %v %+v; want it promoted from the full pass", err, r)
+	}
+	e.checkRuntime(art)
+	_, err = os.Stat(called)
+	return err == nil
 }
 
 func init() { stepTests = append(stepTests, onePassTests...) }
