@@ -20,25 +20,51 @@ var onePassTests = []struct {
 	step string
 	fn   func(e *stepEnv)
 }{
-	// The client killed while its promotion stands after its claim (the
-	// upload done, no word sent yet): the host command finds its input
-	// gone and gives the stage back, and the next push of the runtime
-	// resumes it and promotes.
+	// The client killed while its push's command stands after its claim
+	// (the first command went on as the promotion: the upload has not
+	// begun): the host command finds its input gone and gives the stage
+	// back, and the next push of the runtime takes it over and promotes.
 	{"promote.streaming", func(e *stepEnv) {
 		art := e.bigArtifact(48 << 20)
 		a := e.lock("promote.streaming")
 		ctx, kill := context.WithCancel(e.ctx())
-		uploaded := make(chan struct{})
 		goOn := e.stopped(a, "promote.streaming", func() error {
-			_, err := store.New(a).Push(ctx, art, store.PushOptions{Uploaded: func(int64) { close(uploaded) }})
+			_, err := store.New(a).Push(ctx, art, store.PushOptions{})
 			return err
 		})
-		<-uploaded
 		kill()
 		if err := goOn(); !errors.Is(err, transport.ErrUnknownOutcome) {
 			e.t.Fatalf("the killed push: %v, want an unknown outcome", err)
 		}
 		e.markBack()
+		r, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
+		if err != nil || !r.Promoted {
+			e.t.Fatalf("the next push: %v %+v; want it to take the stage over and promote", err, r)
+		}
+		e.checkRuntime(art)
+	}},
+	// The client killed after its upload, before its E: the host command
+	// finds its input gone and gives the stage back, and the next push
+	// resumes it and promotes.
+	{"promote.streaming", func(e *stepEnv) {
+		art := e.bigArtifact(48 << 20)
+		ctx, kill := context.WithCancel(e.ctx())
+		killed, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			_, err := store.New(e.lock()).Push(ctx, art, store.PushOptions{Uploaded: func(int64) {
+				kill()
+				close(killed)
+				<-release // no E before the host gave the stage back
+			}})
+			done <- err
+		}()
+		<-killed
+		e.markBack()
+		close(release)
+		if err := <-done; !errors.Is(err, transport.ErrUnknownOutcome) {
+			e.t.Fatalf("the killed push: %v, want an unknown outcome", err)
+		}
 		r, err := store.New(e.lock()).Push(e.ctx(), art, store.PushOptions{})
 		if err != nil || !r.Promoted || r.Resumed == 0 {
 			e.t.Fatalf("the next push: %v %+v; want it to resume the stage and promote", err, r)
@@ -156,23 +182,38 @@ var onePassTests = []struct {
 	// A host whose mkfifo fails: the promotion only reads the lines, and
 	// at E makes the full pass and promotes.
 	{"promote.streaming", func(e *stepEnv) {
-		art := e.bigArtifact(4 << 20)
-		shims := e.t.TempDir()
-		called := filepath.Join(shims, "called")
-		if err := os.WriteFile(filepath.Join(shims, "mkfifo"), []byte("#!/bin/sh\n: >"+called+"\nexit 1\n"), 0o755); err != nil {
-			e.t.Fatal(err)
-		}
-		tr := e.dial().(*shellTransport)
-		tr.exec = strings.Replace(tr.exec, "exec ", "PATH="+shims+":$PATH; export PATH; exec ", 1)
-		r, err := store.New(lock.New(tr, lock.Root{Path: e.root})).Push(e.ctx(), art, store.PushOptions{})
-		if err != nil || !r.Promoted {
-			e.t.Fatalf("a push to a host without a working mkfifo: %v %+v; want it promoted from the full pass", err, r)
-		}
-		if _, err := os.Stat(called); err != nil {
+		art := e.bigArtifact(8 << 20)
+		if !e.pushNoFifo(art) {
 			e.t.Fatal("the promotion did not try mkfifo")
 		}
-		e.checkRuntime(art)
 	}},
+	// A runtime under 8 MiB is not streamed: the promotion reads the
+	// lines, makes the full pass at E (no FIFO made) and promotes.
+	{"promote.streaming", func(e *stepEnv) {
+		art := e.bigArtifact(8<<20 - 1)
+		if e.pushNoFifo(art) {
+			e.t.Fatal("the promotion of a runtime under 8 MiB tried mkfifo: it streamed")
+		}
+	}},
+}
+
+// pushNoFifo pushes art to a host whose mkfifo fails, wants it promoted
+// from the full pass, and reports whether mkfifo was tried.
+func (e *stepEnv) pushNoFifo(art *store.Artifact) bool {
+	shims := e.t.TempDir()
+	called := filepath.Join(shims, "called")
+	if err := os.WriteFile(filepath.Join(shims, "mkfifo"), []byte("#!/bin/sh\n: >"+called+"\nexit 1\n"), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	tr := e.dial().(*shellTransport)
+	tr.exec = strings.Replace(tr.exec, "exec ", "PATH="+shims+":$PATH; export PATH; exec ", 1)
+	r, err := store.New(lock.New(tr, lock.Root{Path: e.root})).Push(e.ctx(), art, store.PushOptions{})
+	if err != nil || !r.Promoted {
+		e.t.Fatalf("a push to a host without a working mkfifo: %v %+v; want it promoted from the full pass", err, r)
+	}
+	e.checkRuntime(art)
+	_, err = os.Stat(called)
+	return err == nil
 }
 
 func init() { stepTests = append(stepTests, onePassTests...) }

@@ -458,13 +458,15 @@ var stepTests = []struct {
 		e.takeOverWhileStopped(art, goOn, true)
 	}},
 	// The same for the removal of a stage whose upload failed: the stopped
-	// push leaves the stage the other took over alone.
+	// push leaves the stage the other took over alone. (A push in two
+	// commands: in one, the first command enters its stage, and stops
+	// there, before the upload.)
 	{"stage.entered", func(e *stepEnv) {
 		art := e.bigArtifact(8 << 20)
 		a := lock.New(failingUpload{e.dial()}, lock.Root{Path: e.root})
 		lock.SetPause(a, e.t.TempDir(), "stage.entered")
 		goOn := e.stopped(a, "stage.entered", func() error {
-			_, err := store.New(a).Push(e.ctx(), art, store.PushOptions{})
+			_, err := store.New(a).Push(e.ctx(), art, store.PushOptions{TwoPass: true})
 			return err
 		})
 		e.takeOverWhileStopped(art, goOn, false)

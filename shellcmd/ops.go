@@ -87,6 +87,11 @@ var (
 	OpStream = &Op{Name: "stream", Sends: join(waiting, settling, []Verb{VerbStreaming, VerbPresent, VerbPromoted, VerbActivated, VerbNotFound}),
 		Ends:  join(releasing, []Verb{VerbCorrupt, VerbYielded, VerbBusy, VerbAbandoned, VerbError}),
 		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
+	// OpPushStream is OpPushCheck and, where it staged the runtime without
+	// taking the lock, OpStream in the same command (push.sh).
+	OpPushStream = &Op{Name: "pushstream", Sends: join(waiting, settling, []Verb{VerbActivated, VerbNotFound, VerbResume, VerbReused, VerbStage, VerbStreaming, VerbPresent, VerbPromoted}, releasing),
+		Ends:  join(releasing, []Verb{VerbPresent, VerbStage, VerbCorrupt, VerbYielded, VerbBusy, VerbAbandoned, VerbError}),
+		Codes: join(takeCodes, settleCodes, []Code{CodeRelease, CodeSwitch, CodeForeign, CodeCollision, CodeSpace, CodeStage, CodeNoSHA256, CodeUnpack, CodePromote})}
 	OpRefresh = &Op{Name: "refresh", Ends: []Verb{VerbRefreshed, VerbLost, VerbNotHeld, VerbNoStore, VerbError}, Codes: setupCodes}
 	OpRuns    = &Op{Name: "runs", Sends: []Verb{VerbRun}, Ends: []Verb{VerbListed, VerbError}, Codes: setupCodes}
 	OpLogs    = &Op{Name: "logs", Sends: []Verb{VerbCut}, Ends: []Verb{VerbRunState, VerbNoRun, VerbError}, Codes: setupCodes}
@@ -133,5 +138,5 @@ var (
 )
 
 // Ops lists every operation.
-var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPromote, OpStream, OpFetch, OpReach,
+var Ops = []*Op{OpStatus, OpAcquire, OpRun, OpRelease, OpBreak, OpRefresh, OpRuns, OpLogs, OpPushCheck, OpPushStream, OpPromote, OpStream, OpFetch, OpReach,
 	OpDropStage, OpKeepStage, OpList, OpHistory, OpActivate, OpRollback, OpPin, OpGC, OpDoctor, OpRoot, OpRStatus, OpRollout, OpResume}

@@ -181,8 +181,26 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}
 	defer func() { discard() }()
 
-	r, err := s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), ev, opts.Stop)
+	// Without a registry the first command goes on as the promotion begun
+	// with the upload once it staged the runtime (docs/protocol.md, "A
+	// push in one command"): its verdicts until it says STREAMING are the
+	// first command's answer. One that ended without (PRESENT, an error,
+	// or STAGE alone) is read as the first command.
+	var op *onePass
+	var r *remote.Reply
 	res.Execs++
+	if !opts.TwoPass && opts.Via == nil {
+		op = newOnePass()
+		go op.run(ctx, s, shellcmd.Render(shellcmd.OpPushStream, p), ev, opts)
+		select {
+		case <-op.started:
+			r = &remote.Reply{Verdicts: op.first}
+		case <-op.ended:
+			r, err, op = op.r, op.err, nil
+		}
+	} else {
+		r, err = s.wire().Exec(ctx, shellcmd.Render(shellcmd.OpPushCheck, p), ev, opts.Stop)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -217,6 +235,9 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 			// Sized for what is left to send after a resume.
 			st.streams = Streams(src.size-max(st.offset, 0), d)
 		case <-ctx.Done():
+			if op != nil {
+				<-op.ended
+			}
 			return res, transport.UnknownOutcome(ctx.Err())
 		}
 	}
@@ -233,8 +254,13 @@ func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushR
 	}
 
 	if !opts.TwoPass && opts.Via == nil {
-		return s.pushOnePass(ctx, up, src, p, st, res, opts)
+		return s.pushOnePass(ctx, up, src, p, st, res, opts, op)
 	}
+	return s.pushTwoPass(ctx, up, src, p, st, res, opts)
+}
+
+// pushTwoPass is the upload, then the promotion in a command of its own.
+func (s *Store) pushTwoPass(ctx context.Context, up transport.Uploader, src pushSource, p shellcmd.Params, st staged, res *PushResult, opts PushOptions) (*PushResult, error) {
 	upCtx, cancelUp := context.WithCancel(ctx)
 	defer cancelUp()
 	stopped := make(chan struct{})
@@ -402,7 +428,7 @@ func (s *Store) upload(ctx context.Context, up transport.Uploader, a archiver, t
 	h := sha256.New()
 	var src io.Reader = io.TeeReader(pr, h)
 	// The host made the archive's file in the stage (h_op_pushcheck).
-	o := transport.UploadOptions{Streams: st.streams, Existing: true, Opened: hooks.Opened, Whole: hooks.Whole}
+	o := transport.UploadOptions{Streams: st.streams, Existing: true, Opened: hooks.Opened, Whole: hooks.Whole, Busy: hooks.Busy}
 	if st.shared {
 		// The login's own plain file, of the date only the host gave it:
 		// the date is no secret (touch's argv), but only the login can

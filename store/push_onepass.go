@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoistdev/hoist/lock"
 	"github.com/hoistdev/hoist/remote"
 	"github.com/hoistdev/hoist/shellcmd"
 	"github.com/hoistdev/hoist/transport"
@@ -22,8 +23,10 @@ import (
 // that gave the stage back (YIELDED: the upload went quiet), leaves the
 // push to the promotion after the upload; one that failed otherwise stops
 // the upload. A failed upload makes the command give the stage back first,
-// then the stage is kept or dropped as after any failed upload.
-func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src pushSource, p shellcmd.Params, st staged, res *PushResult, opts PushOptions) (*PushResult, error) {
+// then the stage is kept or dropped as after any failed upload. op, when
+// not nil, is the push's first command, which went on as the promotion
+// (STREAMING): no command more is started.
+func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src pushSource, p shellcmd.Params, st staged, res *PushResult, opts PushOptions, op *onePass) (*PushResult, error) {
 	upCtx, cancelUp := context.WithCancel(ctx)
 	defer cancelUp()
 	stopped := make(chan struct{})
@@ -35,33 +38,43 @@ func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src push
 		case <-upCtx.Done():
 		}
 	}()
-	op := &onePass{started: make(chan struct{}), ended: make(chan struct{}), finish: make(chan string, 1)}
-	q := s.wire().Params()
-	sp := p
-	sp.Token, sp.Spares = q.Token, q.Spares
-	var launch sync.Once
-	launched := false
-	start := func() {
-		launch.Do(func() {
-			launched = true
-			res.Execs++
-			go op.run(ctx, s, sp, opts)
-			// A command the host ended before E without giving the
-			// stage back refused it: the upload stops. One whose
-			// connection failed leaves the upload to fail (or not) on
-			// its own: its error says what the host keeps.
-			go func() {
-				select {
-				case <-op.ended:
-					if op.refused() {
-						cancelUp()
-					}
-				case <-upCtx.Done():
+	// A command the host ended before E without giving the stage back
+	// refused it: the upload stops. One whose connection failed leaves
+	// the upload to fail (or not) on its own: its error says what the
+	// host keeps.
+	watch := func() {
+		go func() {
+			select {
+			case <-op.ended:
+				if op.refused() {
+					cancelUp()
 				}
-			}()
-		})
+			case <-upCtx.Done():
+			}
+		}()
 	}
-	sum, err := s.upload(upCtx, up, src.arch, p.Stage, st, res, opts, transport.UploadOptions{Opened: start, Whole: op.whole})
+	var launch sync.Once
+	launched := op != nil
+	// The first command's session stays open through the upload.
+	hooks := transport.UploadOptions{Busy: launched}
+	if launched {
+		watch()
+	} else {
+		op = newOnePass()
+		q := s.wire().Params()
+		sp := p
+		sp.Token, sp.Spares = q.Token, q.Spares
+		hooks.Opened = func() {
+			launch.Do(func() {
+				launched = true
+				res.Execs++
+				go op.run(ctx, s, shellcmd.Render(shellcmd.OpStream, sp), opts.Events, opts)
+				watch()
+			})
+		}
+	}
+	hooks.Whole = op.whole
+	sum, err := s.upload(upCtx, up, src.arch, p.Stage, st, res, opts, hooks)
 	// Opened is called within the upload, or not at all.
 	launch.Do(func() {})
 	if err != nil {
@@ -72,6 +85,12 @@ func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src push
 				// The host's refusal stopped the upload: it is the
 				// answer, and the stage was not left to this push.
 				return s.promoted(op.r, "", opts, res)
+			}
+			if hooks.Busy && transport.SessionsFull(err) && res.Uploaded == 0 && upCtx.Err() == nil {
+				// A host that allows one session at a time: the
+				// first command gave the stage back, and the upload
+				// goes after it, the promotion after that.
+				return s.pushTwoPass(ctx, up, src, p, st, res, opts)
 			}
 		}
 		return s.uploadFailed(ctx, p, res, err, stopped)
@@ -101,31 +120,47 @@ func (s *Store) pushOnePass(ctx context.Context, up transport.Uploader, src push
 // onePass is the promotion command of pushOnePass and what the upload
 // tells it.
 type onePass struct {
-	started chan struct{} // the command said STREAMING: feed and end are set
+	started chan struct{} // the command said STREAMING: feed, end and first are set
 	ended   chan struct{} // the command ended: r and err are set
 	finish  chan string   // the E line, for the feeder to send last
 	feed    func(string) error
 	end     func()
+	first   []shellcmd.Verdict // what the command said before STREAMING
 	r       *remote.Reply
 	err     error
 
-	mu    sync.Mutex
-	at    int64 // the archive is whole below at
-	moved bool  // bytes arrived since the last W
+	mu     sync.Mutex
+	at     int64 // the archive is whole below at
+	moved  bool  // bytes arrived since the last W
+	opened bool  // the upload began: whole was called
 }
 
-// feedEvery is how often the feeder may send a W: at most ten lines a
-// second, each a copy on the host.
-const feedEvery = 100 * time.Millisecond
+func newOnePass() *onePass {
+	return &onePass{started: make(chan struct{}), ended: make(chan struct{}), finish: make(chan string, 1)}
+}
 
-func (op *onePass) run(ctx context.Context, s *Store, p shellcmd.Params, opts PushOptions) {
+const (
+	// feedEvery is how often the feeder may send a W: at most ten lines
+	// a second, each a copy on the host.
+	feedEvery = 100 * time.Millisecond
+	// beatEvery is how often the feeder says "W 0" while the upload has
+	// not begun (a push's first command that went on as its promotion
+	// waits for the client to compare a resumed prefix and open the
+	// upload): well within the host's 5 s of quiet.
+	beatEvery = time.Second
+)
+
+// run runs fr, OpStream or OpPushStream, with ev.
+func (op *onePass) run(ctx context.Context, s *Store, fr shellcmd.Fragment, ev lock.Events, opts PushOptions) {
 	defer close(op.ended)
-	op.r, op.err = s.wire().ExecFeeding(ctx, shellcmd.Render(shellcmd.OpStream, p), opts.Events, opts.Stop,
+	var first []shellcmd.Verdict
+	op.r, op.err = s.wire().ExecFeeding(ctx, fr, ev, opts.Stop,
 		func(v shellcmd.Verdict, feed func(string) error, end func()) {
 			if v.Verb != shellcmd.VerbStreaming {
+				first = append(first, v)
 				return
 			}
-			op.feed, op.end = feed, end
+			op.feed, op.end, op.first = feed, end, first
 			close(op.started)
 			go op.feeder()
 		})
@@ -134,15 +169,18 @@ func (op *onePass) run(ctx context.Context, s *Store, p shellcmd.Params, opts Pu
 // whole is the upload's UploadOptions.Whole.
 func (op *onePass) whole(at int64) {
 	op.mu.Lock()
-	op.at, op.moved = at, true
+	op.at, op.moved, op.opened = at, true, true
 	op.mu.Unlock()
 }
 
 // feeder sends "W offset" while bytes arrive (a stalled upload sends
 // nothing, and after 5 s the host gives the stage back), then the E line.
+// Until the upload begins it says "W 0" every beatEvery: the client is
+// there, getting its upload ready.
 func (op *onePass) feeder() {
 	t := time.NewTicker(feedEvery)
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case e := <-op.finish:
@@ -153,12 +191,19 @@ func (op *onePass) feeder() {
 		case <-t.C:
 		}
 		op.mu.Lock()
-		at, moved := op.at, op.moved
+		at, moved, opened := op.at, op.moved, op.opened
 		op.moved = false
 		op.mu.Unlock()
-		if moved && op.feed(fmt.Sprintf("W %d\n", at)) != nil {
+		if !opened && time.Since(last) >= beatEvery {
+			moved = true
+		}
+		if !moved {
+			continue
+		}
+		if op.feed(fmt.Sprintf("W %d\n", at)) != nil {
 			return
 		}
+		last = time.Now()
 	}
 }
 

@@ -54,6 +54,10 @@ func sessionFull(err error) bool {
 	return errors.As(err, &oe) && (oe.Reason == ssh.ConnectionFailed || oe.Reason == ssh.ResourceShortage)
 }
 
+// SessionsFull reports whether err is a host's refusal of a session
+// because the connection has as many open as its sshd allows.
+func SessionsFull(err error) bool { return sessionFull(err) }
+
 // whileFull calls open until it succeeds, fails for another reason than
 // sessionFull, or about 1.3 s of backoff have passed (or ctx ended).
 func whileFull[T any](ctx context.Context, open func() (T, error)) (T, error) {

@@ -70,6 +70,12 @@ type UploadOptions struct {
 	// that moved the offset, so a call says the upload is moving. It must
 	// not block.
 	Whole func(offset int64)
+	// Busy says a session of the connection stays open through the
+	// upload (the command that promotes it as it arrives): a host whose
+	// sessions are full then refuses the first stream at once, an error
+	// SessionsFull reports, instead of being asked again while one of
+	// the connection's sessions that just closed frees its place.
+	Busy bool
 }
 
 const (
@@ -171,7 +177,7 @@ func (s *SSH) Upload(ctx context.Context, path string, r io.Reader, o UploadOpti
 			}
 			// Only the first waits for a host whose sessions are
 			// full: the upload goes on with the streams there are.
-			opened[i], errs[i] = s.openSFTP(ctx, i == 0)
+			opened[i], errs[i] = s.openSFTP(ctx, i == 0 && !o.Busy)
 		}()
 	}
 	wg.Wait()

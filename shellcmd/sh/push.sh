@@ -20,6 +20,7 @@ h_op_pushcheck() {
 			return
 		fi
 		h_take || return
+		h_took=1
 		# Checked again under the lock: a gc may have taken it meanwhile,
 		# and then it is uploaded again like any missing runtime. The
 		# switch settles what an earlier sequence left first (h_settle).
@@ -80,4 +81,20 @@ h_op_pushcheck() {
 		return
 	fi
 	h_say STAGE "$hp_id" "$h_share"
+	h_staged=1
+}
+
+# h_op_pushstream: a push in one host command (docs/protocol.md, "A push
+# in one command"): h_op_pushcheck, and where it made the stage (or took
+# one over) without taking the lock, the promotion begun with the upload
+# (h_op_stream) in the same command, which goes on to claim the stage at
+# once; the client reads STAGE, starts the upload and feeds W and E lines
+# on this command's input. A command that took the lock on the way (a
+# runtime gc took while --activate waited) ends at STAGE: the lock's
+# token names one hold, so the client promotes in a command of its own.
+h_op_pushstream() {
+	h_staged= h_took=
+	h_op_pushcheck
+	[ -n "$h_staged" ] && [ -z "$h_took" ] || return 0
+	h_op_stream
 }

@@ -26,6 +26,10 @@ h_op_stream() {
 		return
 		;;
 	ok) ;;
+	pass)
+		# Nothing was streamed: the directory h_pready made is as it was.
+		h_ppass || return
+		;;
 	*)
 		# The full pass, from a directory of its own.
 		if ! h_unud; then
@@ -46,11 +50,15 @@ h_op_stream() {
 # through a FIFO of its own in stream-<token>, made here and now. Sets h_fr:
 # "ok" (streamed to the end: tar and every copy ended well and the digest
 # is E's, which is hp_sum now), "full" (at E, but in doubt: the full pass)
-# or "Y" (no E: the stage goes back). A host without mkfifo or dd, or whose
-# SHA-256 tool cannot be chosen, only reads the lines: the full pass at E.
+# or "Y" (no E: the stage goes back), or "pass" (at E, and nothing was
+# streamed: the full pass, in the directory h_pready made). A runtime
+# under 8 MiB (h_small), a host without mkfifo or dd, or one whose SHA-256
+# tool cannot be chosen, only reads the lines: the full pass at E. For a
+# small runtime that is one read of bytes the disk's cache still holds,
+# where streaming would start a dozen processes more than it saves.
 h_flow() {
 	h_fr=Y h_sd=stream-$hp_stok h_ft=/dev/null h_fh=/dev/null h_tp= h_hp=
-	if command -v mkfifo >/dev/null 2>&1 && command -v dd >/dev/null 2>&1 && h_shatool &&
+	if ! h_small && command -v mkfifo >/dev/null 2>&1 && command -v dd >/dev/null 2>&1 && h_shatool &&
 		mkdir "$h_sd" 2>/dev/null && mkfifo "$h_sd/tar.in" "$h_sd/sha.in" 2>/dev/null; then
 		h_ft=$h_sd/tar.in h_fh=$h_sd/sha.in
 		h_shaof "$h_fh" >"$h_sd/sum" 2>/dev/null &
@@ -89,6 +97,10 @@ h_flow() {
 	{ read -r h_l h_x h_e <"$h_sd/res"; } 2>/dev/null
 	[ "$h_l" = E ] || return 0
 	hp_sum=$h_x h_fr=full
+	if [ -z "$h_tp" ] && [ "$h_e" = tools ]; then
+		h_fr=pass
+		return 0
+	fi
 	[ -n "$h_tp" ] && [ -z "$h_e" ] || return 0
 	h_x=
 	# The digest is written without a line's end: read fails at it.
@@ -175,6 +187,13 @@ h_copy() {
 		IFS=+ read -r h_x _ <"$h_sd/dd.h"
 	} 2>/dev/null
 	[ "$h_r" = "$1" ] && [ "$h_x" = "$1" ]
+}
+
+# h_small: the runtime is under 8 MiB (hp_size, the tree's bytes, in at
+# most seven digits and below 8388608).
+h_small() {
+	case $hp_size in '' | *[!0-9]*) return 1 ;; esac
+	[ "${#hp_size}" -le 7 ] && [ "$hp_size" -lt 8388608 ]
 }
 
 # h_blocks OFFSET: sets h_nb to the whole MiB blocks below OFFSET, a
