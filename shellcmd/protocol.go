@@ -90,6 +90,7 @@ const (
 	// A rollout in batches' witness of its plan (sh/witness.sh).
 	VerbWitnessed Verb = "WITNESSED"
 	VerbWitness   Verb = "WITNESS"
+	VerbRWitness  Verb = "RWITNESS"
 	// What the commands that only read or run say of unfinished records.
 	VerbUnfinished Verb = "UNFINISHED"
 )
@@ -209,6 +210,7 @@ var protocol = []verbSpec{
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 	{verb: VerbWitnessed, owner: ofRollout, fields: []string{"id", "to"}, doc: "list, staging a rollout in batches: the witness of its plan is written here"},
 	{verb: VerbWitness, owner: ofRollout, fields: []string{"id", "to", "hosts", "opts"}, doc: "resume, before PLAN or NORECORD: the witness of the plan here (- for each when it is not as hoist writes it)"},
+	{verb: VerbRWitness, owner: ofRollout, fields: []string{"id"}, doc: "rollout status without ID: the latest rollout witnessed here, which a resume without ID counts as recorded"},
 	{verb: VerbUnfinished, owner: ofRollout, fields: []string{"id", "mode", "from", "to", "state"}, doc: "list, lock status, run: a record here with no done; its state as its parts say (prepared, switched, voted, decided)"},
 }
 
