@@ -676,7 +676,8 @@ func (a *app) rolloutResumeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resume [ID]",
 		Short: "finish an interrupted rollout on the hosts given: --atomic by its decision, in batches by going on",
-		Long: `resume finishes rollout ID (without ID: the latest recorded on the hosts)
+		Long: `resume finishes rollout ID (without ID: the latest recorded on the hosts,
+a witness of a plan counted)
 on the hosts given with -H or --hosts-file. It takes each host's lock
 (waiting). An --atomic rollout: it reads the decision on the rollout's
 decider, writing abort when there is none (a resume never commits), then
@@ -700,7 +701,10 @@ host keeps a record only once its batch started, but every host writes a
 witness of the plan as it stages (runtimes/.rollouts/.plan-ID): a host
 with no record and a witness that agrees vouched for the plan, and a
 witness that disagrees (another runtime or plan) makes the resume change
-nothing, with or without --trust-plan. When the plan would run on hosts
+nothing, with or without --trust-plan. When no host keeps a record (the
+client stopped after staging, before the first batch), the plan is the
+witnesses': the rollout goes on from its first batch when they all agree,
+and changes nothing when they do not. When the plan would run on hosts
 that keep neither (a witness removed), the resume settles the records,
 prints the options and goes on only with --trust-plan, since a record
 can be written by whoever controls its host.
