@@ -355,3 +355,24 @@ func TestRolloutResumeWitnessesDisagree(t *testing.T) {
 		f.refusedUnchanged(t, r, want, fmt.Sprintf("(%v) naming host 3", args), before)
 	}
 }
+
+// TestRolloutResumeWitnessesAloneOneMissing: the client killed after
+// staging, and host 3's witness removed: host 3 has not vouched for the
+// witnessed plan, so the resume stops short of any switch, naming it and
+// --trust-plan (every host stays on v1); with --trust-plan it goes on and
+// every host ends on v2.
+func TestRolloutResumeWitnessesAloneOneMissing(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedAfterStaging(t)
+	hostSh(t, f.hosts[3], "rm "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid)
+	r := f.c.run("rollout", "resume", rid)
+	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[3].Target()+" keep neither a record of rollout "+rid+" nor a witness of its plan") {
+		t.Fatalf("want the resume to stop short of any switch, naming host 3: %s", r)
+	}
+	f.settled(t, f.id1)
+	if r := f.c.run("rollout", "resume", rid, "--trust-plan"); r.code != 0 {
+		t.Fatalf("want the resume with --trust-plan to switch every host: %s", r)
+	}
+	f.settled(t, f.id2)
+}
