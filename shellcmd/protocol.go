@@ -201,6 +201,7 @@ var protocol = []verbSpec{
 	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},
 	{verb: VerbJournal, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status: a record, or a part of it, that is not what hoist makes; not read further"},
 	{verb: VerbROdd, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status without ID: an entry named like another rollout's id that is not a record; not read further"},
+	{verb: VerbRWitness, owner: ofRollout, fields: []string{"id"}, doc: "rollout status without ID: the latest rollout witnessed here, which a resume without ID counts as recorded"},
 	{verb: VerbRStatus, owner: ofRollout, fields: []string{"id", "current"}, doc: "rollout status: the end; the rollout read (- none) and what current names now"},
 	{verb: VerbVoted, owner: ofRollout, fields: []string{"vote"}, doc: "this host's vote, as written (ready, or aborted by a settler first)"},
 	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},
@@ -210,7 +211,6 @@ var protocol = []verbSpec{
 	{verb: VerbNoRecord, owner: ofRollout, fields: []string{"id"}, doc: "resume: no record of the rollout here"},
 	{verb: VerbWitnessed, owner: ofRollout, fields: []string{"id", "to"}, doc: "list, staging a rollout in batches: the witness of its plan is written here"},
 	{verb: VerbWitness, owner: ofRollout, fields: []string{"id", "to", "hosts", "opts"}, doc: "resume, before PLAN or NORECORD: the witness of the plan here (- for each when it is not as hoist writes it)"},
-	{verb: VerbRWitness, owner: ofRollout, fields: []string{"id"}, doc: "rollout status without ID: the latest rollout witnessed here, which a resume without ID counts as recorded"},
 	{verb: VerbUnfinished, owner: ofRollout, fields: []string{"id", "mode", "from", "to", "state"}, doc: "list, lock status, run: a record here with no done; its state as its parts say (prepared, switched, voted, decided)"},
 }
 
