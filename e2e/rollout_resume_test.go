@@ -257,3 +257,122 @@ func TestRolloutWitnessIsNoRecord(t *testing.T) {
 		t.Fatalf("gc kept v2 on host 3 for a witness: %s", got)
 	}
 }
+
+// killedAfterStaging runs batchArgs with the client killed (SIGKILL) once
+// every host staged v2 and wrote its witness of the plan, before the
+// first batch: every host is on v1, with a witness and no record. It
+// returns the rollout's id (f.id2 is set from the witnesses).
+func (f *rolloutFleet) killedAfterStaging(t *testing.T) string {
+	t.Helper()
+	rid := rolloutID(t, f.killedAt(t, "rollout.stage", f.batchArgs()...))
+	for i := range f.hosts {
+		if got := f.current(t, i); got != f.id1 {
+			t.Fatalf("host %d is on %s after staging", i, got)
+		}
+		w := f.witness(t, i, rid)
+		_, to, ok := strings.Cut(w, " to=")
+		if !ok {
+			t.Fatalf("host %d keeps no witness of rollout %s: %q", i, rid, w)
+		}
+		f.id2, _, _ = strings.Cut(to, " ")
+		if strings.Contains(f.records(t, i), "/"+rid+"\n") {
+			t.Fatalf("host %d keeps a record of rollout %s after staging:\n%s", i, rid, f.records(t, i))
+		}
+	}
+	return rid
+}
+
+// TestRolloutResumeWitnessesAlone: the client killed after staging,
+// before the first batch: no host keeps a record, every host a witness of
+// the plan, all agreeing. rollout resume ID goes on from the first batch
+// with the witnessed plan, under a new id: every host ends on v2, healthy,
+// and no record (not even a tombstone) is made of the old id; no lock is
+// left. Without ID, the witnessed rollout is the latest one.
+func TestRolloutResumeWitnessesAlone(t *testing.T) {
+	t.Parallel()
+	for _, withID := range []bool{true, false} {
+		t.Run(fmt.Sprint("id=", withID), func(t *testing.T) { resumeWitnessesAlone(t, withID) })
+	}
+}
+
+func resumeWitnessesAlone(t *testing.T, withID bool) {
+	f := newRolloutFleet(t, 4)
+	rid := f.killedAfterStaging(t)
+	args := []string{"rollout", "resume"}
+	if withID {
+		args = append(args, rid)
+	}
+	r := f.c.run(args...)
+	if r.code != 0 || !strings.Contains(r.stderr, "rollout "+rid+": no host keeps a record of it, and its hosts' witnesses agree on its plan") ||
+		!strings.Contains(r.stderr, "rollout "+rid+": going on with the hosts not on "+f.id2) {
+		t.Fatalf("(%v) want the resume to go on with the witnessed plan: %s", args, r)
+	}
+	nid := rolloutID(t, r)
+	for _, h := range f.hosts {
+		if want := h.Target() + "  switched  " + f.id1 + " -> " + f.id2 + "  healthy after "; nid == rid || !strings.Contains(r.stdout, want) {
+			t.Fatalf("(%v) want every host switched under a new id: %q not in %s", args, want, r)
+		}
+	}
+	if !strings.Contains(r.stderr, "batch 1/2: 2 hosts") || !strings.Contains(r.stderr, "batch 2/2: 2 hosts") {
+		t.Fatalf("(%v) want the plan's two batches of two: %s", args, r)
+	}
+	f.settled(t, f.id2)
+	for i, st := range f.status(t, rid) {
+		if st.State != "no-record" {
+			t.Fatalf("(%v) host %d in rollout %s: %+v, want no-record (a witness is not a record)", args, i, rid, st)
+		}
+	}
+	for i, st := range f.status(t, nid) {
+		if st.State != "healthy" {
+			t.Fatalf("(%v) host %d in rollout %s: %+v, want healthy", args, i, nid, st)
+		}
+	}
+}
+
+// TestRolloutResumeWitnessesDisagree: the client killed after staging, and
+// one host's witness altered (its check made another command): with no
+// record to go by, the resume refuses in one line naming the hosts that
+// disagree, with or without --trust-plan; nothing is changed on any host
+// (no tombstone either), the altered check runs nowhere, and no lock is
+// left.
+func TestRolloutResumeWitnessesDisagree(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedAfterStaging(t)
+	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
+	hostSh(t, f.hosts[3], "sed 's|--check%3Dtest|--check%3Dtouch%20../../owned%3Btest|' "+w+" >"+w+".x && cat "+w+".x >"+w+" && rm "+w+".x")
+	if !strings.Contains(f.witness(t, 3, rid), "owned") {
+		t.Fatalf("the witness was not altered: %s", f.witness(t, 3, rid))
+	}
+	var before []string
+	for i := range f.hosts {
+		before = append(before, f.records(t, i))
+	}
+	for _, args := range [][]string{{"rollout", "resume", rid}, {"rollout", "resume", rid, "--trust-plan"}} {
+		r := f.c.run(args...)
+		want := "rollout " + rid + ": no host keeps a record of it, and the witnesses of its plan do not agree (" + f.hosts[0].Target() + ", " +
+			f.hosts[1].Target() + ", " + f.hosts[2].Target() + ": one plan; " + f.hosts[3].Target() + ": another plan): nothing was changed"
+		f.refusedUnchanged(t, r, want, fmt.Sprintf("(%v) naming host 3", args), before)
+	}
+}
+
+// TestRolloutResumeWitnessesAloneOneMissing: the client killed after
+// staging, and host 3's witness removed: host 3 has not vouched for the
+// witnessed plan, so the resume stops short of any switch, naming it and
+// --trust-plan (every host stays on v1); with --trust-plan it goes on and
+// every host ends on v2.
+func TestRolloutResumeWitnessesAloneOneMissing(t *testing.T) {
+	t.Parallel()
+	f := newRolloutFleet(t, 4)
+	rid := f.killedAfterStaging(t)
+	hostSh(t, f.hosts[3], "rm "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid)
+	r := f.c.run("rollout", "resume", rid)
+	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[3].Target()+" keep neither a record of rollout "+rid+" nor a witness of its plan") {
+		t.Fatalf("want the resume to stop short of any switch, naming host 3: %s", r)
+	}
+	f.settled(t, f.id1)
+	if r := f.c.run("rollout", "resume", rid, "--trust-plan"); r.code != 0 {
+		t.Fatalf("want the resume with --trust-plan to switch every host: %s", r)
+	}
+	f.settled(t, f.id2)
+}

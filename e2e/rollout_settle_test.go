@@ -62,8 +62,9 @@ func (f *rolloutFleet) touch(t *testing.T, i int, name string) {
 // then settles hosts 0 and 1: host 0 back on v1, which fails its checks
 // after the settle: unhealthy, exit 4, and it stays on v1 (the resume
 // does not go on to switch it again); host 1, whose v1 passes, says so.
-// Every record is finished, and no lock is left; the activate run again
-// on host 2 goes on, settling nothing.
+// Every record is finished, and no lock is left; rollout status says
+// hosts 0 and 2 unhealthy (their records keep what the checks said), host
+// 1 reverted; the activate run again on host 2 goes on, settling nothing.
 func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 3)
@@ -103,10 +104,21 @@ func TestSettledRuntimeFailsItsChecks(t *testing.T) {
 		t.Fatalf("want the resume not to go on: %s", r)
 	}
 	f.settled(t, f.id1)
+	// rollout status tells them apart from what each record keeps: hosts
+	// 0 and 2 unhealthy (finished, their runtime failed its checks after
+	// the settle), host 1 reverted.
 	for i, st := range f.status(t, rid) {
-		if st.State != "reverted" {
-			t.Fatalf("host %d's record of %s: %+v, want it finished (reverted)", i, rid, st)
+		want, check := "unhealthy", "unhealthy"
+		if i == 1 {
+			want, check = "reverted", "healthy"
 		}
+		if st.State != want || len(st.Records) != 1 || st.Records[0].Parts["recheck"] != check || st.Records[0].Parts["done"] != "from" {
+			t.Fatalf("host %d's record of %s: %+v, want it finished (%s, its checks after the settle %s)", i, rid, st, want, check)
+		}
+	}
+	if r := f.c.run("rollout", "status", rid); r.code != 0 || !strings.Contains(r.stdout, f.hosts[0].Target()+"  unhealthy  rollout "+rid+"  current "+f.id1) ||
+		!strings.Contains(r.stdout, f.hosts[1].Target()+"  reverted  rollout "+rid) || !strings.Contains(r.stdout, "recheck -> unhealthy, done -> from") {
+		t.Fatalf("want rollout status to show hosts 0 and 2 unhealthy, host 1 reverted: %s", r)
 	}
 	// The activate again, with --json: the record is finished, so
 	// nothing is settled (nor reported) any more, and it goes on.

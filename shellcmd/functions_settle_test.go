@@ -55,9 +55,13 @@ func TestShSettleChecksWhatItWentBackTo(t *testing.T) {
 		if r.rc != 1 || !slices.Equal(r.said, want) {
 			t.Fatalf("%s: rc %d, said:\n%s\nwant:\n%s\n%s", sh[0], r.rc, strings.Join(r.said, "\n"), strings.Join(want, "\n"), r.stderr)
 		}
-		for _, d := range recs {
+		for i, d := range recs {
 			if v, err := os.Readlink(filepath.Join(d, "done")); err != nil || v != "from" {
 				t.Errorf("%s: %s: done %q %v, want from (finished, whatever its checks said)", sh[0], filepath.Base(d), v, err)
+			}
+			// What its checks said is kept, for rollout status.
+			if v, err := os.Readlink(filepath.Join(d, "recheck")); err != nil || v != strings.Fields(want[i])[4] {
+				t.Errorf("%s: %s: recheck %q %v, want %s", sh[0], filepath.Base(d), v, err, strings.Fields(want[i])[4])
 			}
 		}
 		if v, _ := os.Readlink(filepath.Join(root, "current")); v != StoreDir+"/a-1" {
@@ -90,6 +94,9 @@ func TestShSettleChecksACommit(t *testing.T) {
 		}
 		if v, err := os.Readlink(filepath.Join(d, "done")); err != nil || v != "to" {
 			t.Errorf("%s: done %q %v, want to", sh[0], v, err)
+		}
+		if v, err := os.Readlink(filepath.Join(d, "recheck")); err != nil || v != "unhealthy" {
+			t.Errorf("%s: recheck %q %v, want unhealthy", sh[0], v, err)
 		}
 		if v, _ := os.Readlink(filepath.Join(root, "current")); v != StoreDir+"/a-2" {
 			t.Errorf("%s: current is %q, want it left on a-2", sh[0], v)

@@ -196,3 +196,30 @@ func TestShWitnessIsNoRecord(t *testing.T) {
 		}
 	})
 }
+
+// TestShWitnessLatest: h_wlatest says the greatest id of a witness that
+// is a regular file (RWITNESS), for a resume without ID; a link, a
+// directory, a half-written one or a name not shaped like an id is not
+// counted, and nothing is said when none is there.
+func TestShWitnessLatest(t *testing.T) {
+	fnShells(t, func(t *testing.T, sh []string, root string) {
+		store, _, _ := fnPaths(root)
+		dir := filepath.Join(store, ".rollouts")
+		os.RemoveAll(dir)
+		fnMkdir(t, dir)
+		r := fnRun{fns: []string{"h_isrid", "h_wlatest"}, call: "h_wlatest"}.do(t, sh, root)
+		if r.rc != 0 || len(r.said) != 0 {
+			t.Errorf("%s: no witness: said %q (%d)", sh[0], r.said, r.rc)
+		}
+		fnWrite(t, filepath.Join(dir, ".plan-20261201T000000Z-00000a"), "w\n")
+		fnWrite(t, filepath.Join(dir, ".plan-20261202T000000Z-00000b"), "w\n")
+		fnWrite(t, filepath.Join(dir, ".plan-20261209T000000Z-00000c.1.t"), "w\n")
+		fnWrite(t, filepath.Join(dir, ".plan-29991209T000000Z-bad"), "w\n")
+		fnMkdir(t, filepath.Join(dir, ".plan-20261205T000000Z-00000d"))
+		os.Symlink(filepath.Join(dir, ".plan-20261201T000000Z-00000a"), filepath.Join(dir, ".plan-20261206T000000Z-00000e"))
+		r = fnRun{fns: []string{"h_isrid", "h_wlatest"}, call: "h_wlatest"}.do(t, sh, root)
+		if got := strings.Join(r.said, ","); r.rc != 0 || got != "RWITNESS 20261202T000000Z-00000b" {
+			t.Errorf("%s: said %q (%d), want the latest regular file's id", sh[0], got, r.rc)
+		}
+	})
+}

@@ -116,7 +116,7 @@ var (
 		Ends: join(releasing, []Verb{VerbNoStore, VerbBusy, VerbAbandoned, VerbError}), Codes: join(takeCodes, []Code{CodeRelease, CodeGC})}
 	// OpRStatus is read-only and takes no lock: the records of a rollout
 	// (sh/records.sh).
-	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal, VerbROdd}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
+	OpRStatus = &Op{Name: "rstatus", Sends: []Verb{VerbRecord, VerbRPart, VerbJournal, VerbROdd, VerbRWitness}, Ends: []Verb{VerbRStatus, VerbNoStore, VerbError}, Codes: setupCodes}
 	// OpRollout is one host's part in an --atomic rollout, OpResume the
 	// settling of one rollout's record (sh/rollout.sh).
 	OpRollout = &Op{Name: "rollout", Sends: join(waiting, health, []Verb{VerbActivated, VerbNotFound, VerbVoted, VerbDecided, VerbInDoubt, VerbDone, VerbSettled}),

@@ -90,6 +90,7 @@ const (
 	// A rollout in batches' witness of its plan (sh/witness.sh).
 	VerbWitnessed Verb = "WITNESSED"
 	VerbWitness   Verb = "WITNESS"
+	VerbRWitness  Verb = "RWITNESS"
 	// What the commands that only read or run say of unfinished records.
 	VerbUnfinished Verb = "UNFINISHED"
 )
@@ -200,6 +201,7 @@ var protocol = []verbSpec{
 	{verb: VerbRPart, owner: ofRollout, fields: []string{"id", "name", "value"}, doc: "rollout status: a part of the record before: a file (value file) or a link and its value"},
 	{verb: VerbJournal, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status: a record, or a part of it, that is not what hoist makes; not read further"},
 	{verb: VerbROdd, owner: ofRollout, fields: []string{"id", "path"}, doc: "rollout status without ID: an entry named like another rollout's id that is not a record; not read further"},
+	{verb: VerbRWitness, owner: ofRollout, fields: []string{"id"}, doc: "rollout status without ID: the latest rollout witnessed here, which a resume without ID counts as recorded"},
 	{verb: VerbRStatus, owner: ofRollout, fields: []string{"id", "current"}, doc: "rollout status: the end; the rollout read (- none) and what current names now"},
 	{verb: VerbVoted, owner: ofRollout, fields: []string{"vote"}, doc: "this host's vote, as written (ready, or aborted by a settler first)"},
 	{verb: VerbDecided, owner: ofRollout, fields: []string{"decision"}, doc: "the decider's decision, as written (commit or abort)"},

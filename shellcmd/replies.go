@@ -326,7 +326,7 @@ func (v Verdict) Bad() BadMark {
 // RecordPart reads RECORD (Name and Value empty, Plan the plan's
 // name=value fields, percent-decoded, a "-" read as ""),
 // RPART (a part of record ID: Value is "file" or the link's value) and
-// JOURNAL (Path: what is not what hoist makes).
+// JOURNAL (Path: what is not what hoist makes); RODD and RWITNESS (ID).
 type RecordPart struct {
 	ID, Name, Value, Path string
 	Plan                  map[string]string
@@ -334,7 +334,7 @@ type RecordPart struct {
 
 // Record reads RECORD, RPART and JOURNAL.
 func (v Verdict) Record() RecordPart {
-	v = v.of(VerbRecord, VerbRPart, VerbJournal, VerbROdd)
+	v = v.of(VerbRecord, VerbRPart, VerbJournal, VerbROdd, VerbRWitness)
 	rp := RecordPart{ID: v.get("id"), Name: v.get("name"), Value: v.get("value"), Path: unpct(v.get("path"))}
 	if v.Verb == VerbRecord {
 		rp.Plan = map[string]string{}

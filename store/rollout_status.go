@@ -56,6 +56,10 @@ type RolloutStatus struct {
 	// directory without a plan), by that id: what the host would say as
 	// a record's trouble were that id asked for.
 	Odd map[string]string
+	// Witnessed, read when id is "", is the latest rollout witnessed
+	// there (runtimes/.rollouts/.plan-<id>, "" none): not a record, so
+	// not ID's pick; a resume without ID counts it as recorded.
+	Witnessed string
 }
 
 // The states [RolloutStatus.State] derives.
@@ -69,6 +73,7 @@ const (
 	RSReverted   = "reverted"
 	RSOverridden = "overridden"
 	RSUnfinished = "unfinished"
+	RSUnhealthy  = "unhealthy"
 )
 
 // State is the host's state in the rollout, from its records: no-record;
@@ -76,7 +81,9 @@ const (
 // no outcome and no done); prepared (no switch yet) or switched (not
 // finished); healthy (finished on to) or reverted (finished on from, by
 // itself or by a revert of the rollout that finished); overridden;
-// unfinished (a revert of it that has not finished).
+// unfinished (a revert of it that has not finished); unhealthy (finished
+// by the local rule, whose checks then failed on the runtime it settled
+// on: the record's recheck part, or a revert's).
 func (st *RolloutStatus) State() string {
 	own := st.Own
 	if own == nil {
@@ -96,18 +103,24 @@ func (st *RolloutStatus) State() string {
 			return RSSwitched
 		}
 		return RSPrepared
-	case "from":
-		return RSReverted
 	case "overridden":
 		return RSOverridden
+	}
+	if own.Part("recheck") == "unhealthy" {
+		return RSUnhealthy
+	}
+	if own.Part("done") == "from" {
+		return RSReverted
 	}
 	// Finished on to: a revert of the rollout may have taken it back.
 	state := RSHealthy
 	for _, r := range st.Reverts {
-		switch r.Part("done") {
-		case "":
+		switch {
+		case r.Part("done") == "":
 			return RSUnfinished
-		case "to":
+		case r.Part("recheck") == "unhealthy":
+			return RSUnhealthy
+		case r.Part("done") == "to":
 			state = RSReverted
 		}
 	}
@@ -163,6 +176,8 @@ func (s *Store) RolloutStatus(ctx context.Context, id string) (*RolloutStatus, e
 				st.Odd = map[string]string{}
 			}
 			st.Odd[rp.ID] = rp.Path
+		case shellcmd.VerbRWitness:
+			st.Witnessed = rp.ID
 		case shellcmd.VerbRStatus:
 			st.ID, st.Current = v.RStatus()
 		case shellcmd.VerbNoStore:

@@ -299,6 +299,7 @@ func (a *app) rolloutBatches(targets []string, root lock.Root, source string, o 
 	for _, h := range live {
 		h.plan = plan
 	}
+	clientStep("rollout.stage")
 
 	// Percentages, and the default canary, are of all hosts given.
 	sizes, _ := batchSizesOf(len(live), len(targets), o.canary, o.batch)

@@ -22,7 +22,8 @@ and those of the reverts of --on-fail revert) without the lock, and says
 the host's state in it: prepared (nothing switched yet), switched (not
 finished), in-doubt (voted ready, with no outcome), healthy (finished on the
 runtime rolled out), reverted (finished on the one before, by itself or by
-the rollout's revert), unfinished (a revert that did not finish),
+the rollout's revert), unhealthy (finished by the local rule on a runtime
+that then failed its checks), unfinished (a revert that did not finish),
 overridden, no-record, or journal (a record that is not what hoist makes:
 left alone, never followed). Each record's mode, from, to, since, and each
 of its parts, and what current names now. Without ID: the latest rollout

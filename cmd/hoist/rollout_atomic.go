@@ -33,8 +33,9 @@ var clientSteps = []string{"rollout.stage", "rollout.prepare", "rollout.switch",
 	"resumer.start", "resumer.decide", "resumer.outcome"}
 
 // batchSteps are the named steps of a rollout in batches, for the same
-// test hook: rollout.batch, between two batches.
-var batchSteps = []string{"rollout.batch"}
+// test hook: rollout.stage, every host staged (and its witness written),
+// before the first batch; rollout.batch, between two batches.
+var batchSteps = []string{"rollout.stage", "rollout.batch"}
 
 func clientStep(name string) {
 	step, how, _ := strings.Cut(os.Getenv("HOIST_TEST_STEP"), ":")
@@ -496,7 +497,8 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 	}
 	if id == "" {
 		// The latest rollout recorded on any of them, as rollout status
-		// finds it: ids start with a UTC time.
+		// finds it (ids start with a UTC time), a witness counted as
+		// recorded: a rollout in batches stopped before its first batch.
 		var mu sync.Mutex
 		each(reached, func(ctx context.Context, w *worker, s *store.Store) {
 			st, err := s.RolloutStatus(ctx, "")
@@ -506,7 +508,7 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 				w.err, w.state = err, rsFailed
 				return
 			}
-			id = max(id, st.ID)
+			id = max(id, st.ID, st.Witnessed)
 		})
 		if id == "" {
 			return nil, fmt.Errorf("no rollout is recorded on these hosts: nothing to resume")
@@ -559,13 +561,18 @@ func (a *app) resumeRecords(targets []string, root lock.Root, id string, holdLea
 			}
 		}
 	}
-	if !recorded && len(reached) > 0 && reached[0].rs != nil {
+	witnessed := goOn != nil && goOn.witnessed
+	if !recorded && !witnessed && len(reached) > 0 && reached[0].rs != nil {
 		// No record anywhere: the rollout was never prepared on these
 		// hosts; its first host gets the tombstone.
 		decider = reached[0]
 	}
 	decision := "settle"
 	switch {
+	case witnessed:
+		// A rollout in batches stopped after staging: a witness is not a
+		// record, so nothing is settled or written for it.
+		a.con.line(fmt.Sprintf("hoist: rollout %s: no host keeps a record of it, and its hosts' witnesses agree on its plan: it stopped after staging, before its first batch", id))
 	case local && deciderName == "":
 		// A rollout in batches: each host decided for itself, and a record
 		// left unfinished is settled by the local rule.
@@ -669,7 +676,8 @@ func (a *app) rolloutResumeCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resume [ID]",
 		Short: "finish an interrupted rollout on the hosts given: --atomic by its decision, in batches by going on",
-		Long: `resume finishes rollout ID (without ID: the latest recorded on the hosts)
+		Long: `resume finishes rollout ID (without ID: the latest recorded on the hosts,
+a witness of a plan counted)
 on the hosts given with -H or --hosts-file. It takes each host's lock
 (waiting). An --atomic rollout: it reads the decision on the rollout's
 decider, writing abort when there is none (a resume never commits), then
@@ -693,7 +701,10 @@ host keeps a record only once its batch started, but every host writes a
 witness of the plan as it stages (runtimes/.rollouts/.plan-ID): a host
 with no record and a witness that agrees vouched for the plan, and a
 witness that disagrees (another runtime or plan) makes the resume change
-nothing, with or without --trust-plan. When the plan would run on hosts
+nothing, with or without --trust-plan. When no host keeps a record (the
+client stopped after staging, before the first batch), the plan is the
+witnesses': the rollout goes on from its first batch when they all agree,
+and changes nothing when they do not. When the plan would run on hosts
 that keep neither (a witness removed), the resume settles the records,
 prints the options and goes on only with --trust-plan, since a record
 can be written by whoever controls its host.

@@ -89,6 +89,10 @@ type batchGoOn struct {
 	// nor a witness of its plan: the options would run there on the
 	// word of the other hosts' records.
 	unvouched []string
+	// witnessed: no host keeps a record of the rollout (its client
+	// stopped after staging, before its first batch), and the plan is
+	// its witnesses'.
+	witnessed bool
 }
 
 // batchPlan reads the plan of rollout id from the records of the reached
@@ -126,10 +130,13 @@ func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 			first = w
 		}
 	}
+	what := "; roll the runtime out again with the options you mean (each host settles its record first)"
+	if len(groups) == 0 && !slices.ContainsFunc(reached, func(w *worker) bool { return w.rs != nil && w.rs.Record.Found }) {
+		return witnessedPlan(id, ws, reached, what)
+	}
 	if len(groups) == 0 || (len(groups) == 1 && groups[0].key == "") {
 		return nil, nil
 	}
-	what := "; roll the runtime out again with the options you mean (each host settles its record first)"
 	if len(groups) > 1 {
 		var parts []string
 		for i, g := range groups {
@@ -158,13 +165,20 @@ func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 	}
 	vouched = append(vouched, groups[0].names...)
 	r := first.rs.Record
+	return planGoOn(id, "records", r.To, r.Plan, vouched, ws, what)
+}
+
+// planGoOn is what a resume goes on with from the plan (to, line) that
+// whose (the records, or the witnesses) of rollout id keep, vouched for by
+// the hosts named vouched: an error when it cannot be used.
+func planGoOn(id, whose, to, line string, vouched []string, ws []*worker, what string) (*batchGoOn, error) {
 	bad := func(err error) error {
-		return fmt.Errorf("rollout %s: the plan its records keep cannot be used (%s): nothing was changed%s", id, printable(err.Error()), what)
+		return fmt.Errorf("rollout %s: the plan its %s keep cannot be used (%s): nothing was changed%s", id, whose, printable(err.Error()), what)
 	}
-	if !store.ValidName(r.To) {
-		return nil, bad(fmt.Errorf("%q is not a runtime id", r.To))
+	if !store.ValidName(to) {
+		return nil, bad(fmt.Errorf("%q is not a runtime id", to))
 	}
-	plan, err := store.ParseBatchPlan(r.Plan)
+	plan, err := store.ParseBatchPlan(line)
 	if err != nil {
 		return nil, bad(err)
 	}
@@ -172,7 +186,7 @@ func batchPlan(id string, ws, reached []*worker) (*batchGoOn, error) {
 	if err != nil {
 		return nil, bad(err)
 	}
-	g := &batchGoOn{to: r.To, opts: opts, args: plan.Options, plan: plan}
+	g := &batchGoOn{to: to, opts: opts, args: plan.Options, plan: plan}
 	var missing []string
 	for i, ph := range plan.Hosts {
 		if slices.Index(plan.Hosts, ph) != i {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -81,4 +82,62 @@ func witnessCheck(id, key string, names []string, witnesses []*store.RolloutPlan
 			id, printable(strings.Join(off, ", ")), id, id)
 	}
 	return vouched, nil
+}
+
+// witnessedPlan is what a resume of rollout id goes on with when no
+// reached host keeps a record of it (its client stopped after staging,
+// before its first batch): the plan of its witnesses, when every witness
+// there says the same runtime and plan; nil when no host has one (a
+// rollout no host recorded). The hosts with a witness vouched for the
+// plan; one with none has not (unvouched). An error, for a resume that
+// must change nothing: a witness not as hoist writes it, two that
+// disagree, or a plan that cannot be used (planGoOn).
+func witnessedPlan(id string, ws, reached []*worker, what string) (*batchGoOn, error) {
+	type group struct {
+		w     *store.RolloutPlan
+		names []string
+	}
+	var groups []*group
+	var off []string
+	for _, w := range reached {
+		if w.rs == nil || w.rs.Witness == nil {
+			continue
+		}
+		wt := w.rs.Witness
+		if wt.To == "" || wt.Plan == "" {
+			off = append(off, w.name)
+			continue
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.w.To == wt.To && g.w.Plan == wt.Plan })
+		if i < 0 {
+			groups = append(groups, &group{w: wt})
+			i = len(groups) - 1
+		}
+		groups[i].names = append(groups[i].names, w.name)
+	}
+	look := fmt.Sprintf("look at them (runtimes/.rollouts/.plan-%s)", id)
+	switch {
+	case len(off) > 0:
+		return nil, fmt.Errorf("rollout %s: no host keeps a record of it, and the witnesses of its plan on %s are not as hoist writes them: nothing was changed; %s%s",
+			id, printable(strings.Join(off, ", ")), look, what)
+	case len(groups) == 0:
+		return nil, nil
+	case len(groups) > 1:
+		var parts []string
+		for i, g := range groups {
+			which := "another plan"
+			if i == 0 {
+				which = "one plan"
+			}
+			parts = append(parts, printable(strings.Join(g.names, ", "))+": "+which)
+		}
+		return nil, fmt.Errorf("rollout %s: no host keeps a record of it, and the witnesses of its plan do not agree (%s): nothing was changed; %s%s",
+			id, strings.Join(parts, "; "), look, what)
+	}
+	g, err := planGoOn(id, "witnesses", groups[0].w.To, groups[0].w.Plan, groups[0].names, ws, what)
+	if err != nil {
+		return nil, err
+	}
+	g.witnessed = true
+	return g, nil
 }

@@ -80,6 +80,7 @@ h_recval() {
 	h_jv=$(readlink "$1/$2" 2>/dev/null)
 	case $2:$h_jv in
 	vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort | done:to | done:from | done:overridden) return 0 ;;
+	recheck:healthy | recheck:unhealthy | recheck:unchecked | recheck:old) return 0 ;;
 	esac
 	h_say ERROR journal "$(h_oneline "$hp_storedir/.rollouts/${1##*/}/$2")"
 	return 1
@@ -142,8 +143,9 @@ h_settle() {
 # still names to, and the record's restart runs for from, also when the
 # dead command had reverted already (its restart may have been cut short).
 # Then the record's exec checks run on what it restarted, or on to after
-# a commit (h_recheck, SETTLED), and the record is finished whatever they
-# say: it returns 3 when they failed (the host stays where it is).
+# a commit (h_recheck, SETTLED), what they said is kept (recheck), and the
+# record is finished whatever they say: it returns 3 when they failed (the
+# host stays where it is).
 h_settle1() {
 	h_recread "$1"
 	h_recval "$1" "done" || return 1
@@ -191,6 +193,10 @@ h_settle1() {
 		fi
 	fi
 	h_recheck "$1" || return 1
+	# What the checks said is kept (before done, written once), so that
+	# rollout status tells a runtime that failed them after the settle
+	# (unhealthy) from one that went back and passed.
+	[ "$h_jck" = - ] || h_once "$1" recheck "$h_jck" || return 1
 	h_once "$1" "done" "$h_jside" || return 1
 	[ "$h_jck" != unhealthy ] || return 3
 }

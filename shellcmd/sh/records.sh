@@ -50,7 +50,7 @@ h_rrecord() {
 	fi
 	h_say RECORD "$h_n" "$(h_oneline "$(head -n 1 "$1/plan")")"
 	h_parts=
-	for h_p in restart checks switched vote decision outcome 'done' log closed; do
+	for h_p in restart checks switched vote decision outcome recheck 'done' log closed; do
 		{ [ -e "$1/$h_p" ] || [ -L "$1/$h_p" ]; } && h_parts="$h_parts $h_p"
 	done
 	set +f
@@ -65,8 +65,9 @@ h_rrecord() {
 		case $h_p:$h_v in
 		vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort) ;;
 		done:to | done:from | done:overridden) ;;
+		recheck:healthy | recheck:unhealthy | recheck:unchecked | recheck:old) ;;
 		restart:file | checks:file | switched:file | log:file | closed:file) [ -f "$h_f" ] ;;
-		vote:* | decision:* | outcome:* | done:* | restart:* | checks:* | switched:* | log:* | closed:*) false ;;
+		vote:* | decision:* | outcome:* | recheck:* | done:* | restart:* | checks:* | switched:* | log:* | closed:*) false ;;
 		*[!a-z0-9._:-]* | :* | *:) false ;;
 		*:file) [ -f "$h_f" ] ;;
 		esac || {
@@ -79,8 +80,9 @@ h_rrecord() {
 
 # h_op_rstatus: the records of rollout hp_hid (its own, then its reverts'),
 # or of the latest one recorded here when hp_hid is empty, and then RODD
-# for each other id's entry that is not a record; RSTATUS last, with the
-# id read and what current names now. Read-only.
+# for each other id's entry that is not a record and RWITNESS with the
+# latest witness (h_wlatest); RSTATUS last, with the id read and what
+# current names now. Read-only.
 h_op_rstatus() {
 	if [ ! -d "$h_store" ]; then
 		h_say NOSTORE
@@ -111,6 +113,7 @@ h_op_rstatus() {
 			h_say RODD "${h_d##*/}" "$(h_oneline "$hp_storedir/.rollouts/${h_d##*/}")"
 		done
 		set -f
+		h_wlatest
 	fi
 	h_cur=$(h_pointer current)
 	h_say RSTATUS "${h_rid:--}" "${h_cur:--}"
@@ -130,6 +133,7 @@ h_ishoistrec() {
 		if [ -L "$h_sf" ]; then
 			case $h_p:$(readlink "$h_sf" 2>/dev/null) in
 			vote:ready | vote:aborted | decision:commit | decision:abort | outcome:commit | outcome:abort | done:to | done:from | done:overridden) ;;
+			recheck:healthy | recheck:unhealthy | recheck:unchecked | recheck:old) ;;
 			*) h_ok=1 ;;
 			esac
 		else

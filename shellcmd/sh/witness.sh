@@ -74,3 +74,20 @@ h_rwitness() {
 	fi
 	h_say WITNESS "$hp_hid" "${h_wto:--}" "${h_whosts:--}" "${h_wopts:--}"
 }
+
+# h_wlatest: RWITNESS with the latest rollout witnessed here (ids begin
+# with a UTC time: lexical order), for rollout status without ID: a resume
+# without ID counts a witness as recorded, so that a rollout whose client
+# stopped before its first batch (no record anywhere) is found. Only a
+# regular file's name is read (the resume reads it as h_rwitness does);
+# nothing when there is none.
+h_wlatest() {
+	set +f
+	h_wl=$(for h_d in "$h_store"/.rollouts/.plan-*; do
+		h_i=${h_d##*/.plan-}
+		if ! h_isrid "$h_i" || [ -L "$h_d" ] || [ ! -f "$h_d" ]; then continue; fi
+		printf '%s\n' "$h_i"
+	done | LC_ALL=C sort | tail -n 1)
+	set -f
+	[ -z "$h_wl" ] || h_say RWITNESS "$h_wl"
+}

@@ -450,7 +450,7 @@ type RolloutStatus struct {
 	// Rollout is the rollout read ("" when none is recorded there).
 	Rollout string `json:"rollout"`
 	// State: no-record, journal, prepared, switched, in-doubt, healthy,
-	// reverted, overridden or unfinished.
+	// reverted, unhealthy, overridden or unfinished.
 	State   string          `json:"state"`
 	Current string          `json:"current"`
 	Records []RolloutRecord `json:"records"`
