@@ -60,7 +60,9 @@ h_pready() {
 		h_unstage
 		return 1
 	fi
-	if ! h_room . 1 4096; then
+	# Where the first command goes on as the promotion (h_inside), it
+	# found room for the archive and the tree a moment ago.
+	if [ -z "$h_inside" ] && ! h_room . 1 4096; then
 		h_unstage
 		return 1
 	fi

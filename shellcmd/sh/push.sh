@@ -96,5 +96,6 @@ h_op_pushstream() {
 	h_staged= h_took=
 	h_op_pushcheck
 	[ -n "$h_staged" ] && [ -z "$h_took" ] || return 0
+	h_inside=1
 	h_op_stream
 }

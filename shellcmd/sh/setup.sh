@@ -13,7 +13,7 @@ h_setup() {
 		h_root=$hp_rootp
 	fi
 	h_store=$h_root/$hp_storedir h_lock=$h_root/$hp_storedir/$hp_lockname
-	h_runs=$h_root/$hp_runsdir h_scr= h_stage= h_gw= h_swap= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since= h_up0= h_kdd= h_kf= h_fenced=
+	h_runs=$h_root/$hp_runsdir h_scr= h_stage= h_gw= h_swap= h_gpid= h_manual= h_isrun= h_cmdg= h_wpid= h_shacmd= h_since= h_up0= h_kdd= h_kf= h_fenced= h_inside=
 	# The lease this command's own lock carries; a command working under a
 	# manual hold (hp_hold) takes the hold's (h_ownlease).
 	h_mylease=$hp_lease

@@ -43,9 +43,11 @@ h_ourkey() {
 # h_instage: h_enter, into the stage of this push: it holds the push's key
 # (hp_skey, which travels with the command and is written nowhere else), so
 # another private directory of the login's, reached through a symlink put
-# at the stage's name, is not taken for it.
+# at the stage's name, is not taken for it. A push's first command that
+# goes on as its promotion (h_inside) is in the stage it entered and
+# checked: it reads the key again, from there.
 h_instage() {
-	h_enter && h_ourkey || return 1
+	{ [ -n "$h_inside" ] || h_enter; } && h_ourkey || return 1
 	h_step stage.entered
 }
 
