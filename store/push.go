@@ -129,10 +129,11 @@ type PushResult struct {
 // one host command. Otherwise the first command also makes the stage (or
 // takes over the one an earlier push of this runtime left cut short, to
 // resume it) and copies in the files the host already has in other
-// runtimes; the rest is uploaded over SFTP, outside the lock. Then one host
-// command verifies its digest, unpacks it, waits for the lock, promotes it
-// (or finds another client already did), activates it if asked, and
-// releases the lock. A failed upload removes its stage; one that was
+// runtimes; the rest is uploaded over SFTP, outside the lock. The same
+// command (or, through a registry, with TwoPass, or where it cannot, one
+// of its own) verifies its digest and unpacks it as it arrives, waits for
+// the lock, promotes it (or finds another client already did), activates
+// it if asked, and releases the lock. A failed upload removes its stage; one that was
 // stopped or cut off with an unknown outcome leaves it for the next push to
 // resume (and for gc, after the stale period).
 func (s *Store) Push(ctx context.Context, a *Artifact, opts PushOptions) (*PushResult, error) {
