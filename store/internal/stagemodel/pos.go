@@ -104,7 +104,10 @@ func (p Pos) String() string { return posNames[p] }
 // fragments, with the fragment and the operation the hook follows
 // (TestStepsAreTheShells holds the shell to it).
 var Hooks = map[Pos]Hook{
-	PEntered:     {"stage.sh", "h_enter && h_ourkey || return 1"},
+	// A push's first command that goes on as its promotion (h_inside)
+	// is already in the stage it entered: its entry is the first
+	// command's, the rest of the step the same.
+	PEntered:     {"stage.sh", `{ [ -n "$h_inside" ] || h_enter; } && h_ourkey || return 1`},
 	PResumeTaken: {"stage.sh", `mv "$h_d/resume" "$h_d/taken-$hp_stok" 2>/dev/null || continue`},
 	PStreaming:   {"stream.sh", "h_pclaim || return"},
 	PMarked:      {"promote.sh", "h_pclaim || return"},
