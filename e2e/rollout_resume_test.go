@@ -44,7 +44,29 @@ func (f *rolloutFleet) records(t *testing.T, i int) string {
 // witness is host i's witness of rollout rid's plan, "" when it has none.
 func (f *rolloutFleet) witness(t *testing.T, i int, rid string) string {
 	t.Helper()
-	return hostSh(t, f.hosts[i], "cat "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid+" 2>/dev/null; true")
+	return hostSh(t, f.hosts[i], "cat "+f.witnessPath(rid)+" 2>/dev/null; true")
+}
+
+// witnessPath is where each host keeps the witness of rollout rid's plan,
+// from the login's home.
+func (f *rolloutFleet) witnessPath(rid string) string {
+	return strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
+}
+
+// alterWitness makes host i's witness of rollout rid's plan name another
+// check (one that would touch ../../owned), and returns every host's
+// records as they are then.
+func (f *rolloutFleet) alterWitness(t *testing.T, i int, rid string) (before []string) {
+	t.Helper()
+	w := f.witnessPath(rid)
+	hostSh(t, f.hosts[i], "sed 's|--check%3Dtest|--check%3Dtouch%20../../owned%3Btest|' "+w+" >"+w+".x && cat "+w+".x >"+w+" && rm "+w+".x")
+	if !strings.Contains(f.witness(t, i, rid), "owned") {
+		t.Fatalf("the witness was not altered: %s", f.witness(t, i, rid))
+	}
+	for h := range f.hosts {
+		before = append(before, f.records(t, h))
+	}
+	return before
 }
 
 // TestRolloutResumeGoesOn: the client killed between two batches; every
@@ -184,15 +206,7 @@ func TestRolloutResumeWitnessAltered(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 4)
 	rid := f.killedBetweenBatches(t)
-	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
-	hostSh(t, f.hosts[3], "sed 's|--check%3Dtest|--check%3Dtouch%20../../owned%3Btest|' "+w+" >"+w+".x && cat "+w+".x >"+w+" && rm "+w+".x")
-	var before []string
-	for i := range f.hosts {
-		before = append(before, f.records(t, i))
-	}
-	if !strings.Contains(f.witness(t, 3, rid), "owned") {
-		t.Fatalf("the witness was not altered: %s", f.witness(t, 3, rid))
-	}
+	before := f.alterWitness(t, 3, rid)
 	for _, args := range [][]string{{"rollout", "resume", rid}, {"rollout", "resume", rid, "--trust-plan"}} {
 		r := f.c.run(args...)
 		want := "rollout " + rid + ": the witnesses of its plan on " + f.hosts[3].Target() + " do not agree with the plan its records keep: nothing was changed"
@@ -209,7 +223,7 @@ func TestRolloutResumeNoWitness(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 4)
 	rid := f.killedBetweenBatches(t)
-	hostSh(t, f.hosts[3], "rm "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid)
+	hostSh(t, f.hosts[3], "rm "+f.witnessPath(rid))
 	r := f.c.run("rollout", "resume", rid)
 	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[3].Target()+" keep neither a record of rollout "+rid+" nor a witness of its plan") ||
 		!strings.Contains(r.stderr, "rollout resume "+rid+" --trust-plan") {
@@ -244,8 +258,7 @@ func TestRolloutWitnessIsNoRecord(t *testing.T) {
 	if r := one(3).run("activate", f.id1); r.code != 0 || strings.Contains(r.stderr, "rollout") {
 		t.Fatalf("activate on host 3, a witness there: %s", r)
 	}
-	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
-	hostSh(t, f.hosts[3], "touch -d '10 days ago' "+w)
+	hostSh(t, f.hosts[3], "touch -d '10 days ago' "+f.witnessPath(rid))
 	r := one(3).run("gc", "--keep", "0")
 	if r.code != 0 || !strings.Contains(r.stdout, "runtimes/.rollouts/.plan-"+rid) || !strings.Contains(r.stdout, f.id2) {
 		t.Fatalf("gc on host 3: want the witness swept and v2 removed: %s", r)
@@ -339,15 +352,7 @@ func TestRolloutResumeWitnessesDisagree(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 4)
 	rid := f.killedAfterStaging(t)
-	w := strings.TrimPrefix(f.root, "~/") + "/runtimes/.rollouts/.plan-" + rid
-	hostSh(t, f.hosts[3], "sed 's|--check%3Dtest|--check%3Dtouch%20../../owned%3Btest|' "+w+" >"+w+".x && cat "+w+".x >"+w+" && rm "+w+".x")
-	if !strings.Contains(f.witness(t, 3, rid), "owned") {
-		t.Fatalf("the witness was not altered: %s", f.witness(t, 3, rid))
-	}
-	var before []string
-	for i := range f.hosts {
-		before = append(before, f.records(t, i))
-	}
+	before := f.alterWitness(t, 3, rid)
 	for _, args := range [][]string{{"rollout", "resume", rid}, {"rollout", "resume", rid, "--trust-plan"}} {
 		r := f.c.run(args...)
 		want := "rollout " + rid + ": no host keeps a record of it, and the witnesses of its plan do not agree (" + f.hosts[0].Target() + ", " +
@@ -365,7 +370,7 @@ func TestRolloutResumeWitnessesAloneOneMissing(t *testing.T) {
 	t.Parallel()
 	f := newRolloutFleet(t, 4)
 	rid := f.killedAfterStaging(t)
-	hostSh(t, f.hosts[3], "rm "+strings.TrimPrefix(f.root, "~/")+"/runtimes/.rollouts/.plan-"+rid)
+	hostSh(t, f.hosts[3], "rm "+f.witnessPath(rid))
 	r := f.c.run("rollout", "resume", rid)
 	if r.code != 1 || !strings.Contains(r.stderr, "not going on by itself: "+f.hosts[3].Target()+" keep neither a record of rollout "+rid+" nor a witness of its plan") {
 		t.Fatalf("want the resume to stop short of any switch, naming host 3: %s", r)
