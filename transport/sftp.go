@@ -44,27 +44,23 @@ func (s *SSH) openSFTP(ctx context.Context, wait bool) (*sftp.Client, error) {
 	return c, nil
 }
 
-// sessionFull reports whether the host refused a session because the
-// connection has as many open as its sshd allows (OpenSSH's MaxSessions
-// answers "open failed", reason "connect failed"). One of this
+// SessionsFull reports whether err is a host's refusal of a session
+// because the connection has as many open as its sshd allows (OpenSSH's
+// MaxSessions answers "open failed", reason "connect failed"). One of this
 // connection's own sessions that just closed frees its place a moment
 // later, once the host has reaped it.
-func sessionFull(err error) bool {
+func SessionsFull(err error) bool {
 	var oe *ssh.OpenChannelError
 	return errors.As(err, &oe) && (oe.Reason == ssh.ConnectionFailed || oe.Reason == ssh.ResourceShortage)
 }
 
-// SessionsFull reports whether err is a host's refusal of a session
-// because the connection has as many open as its sshd allows.
-func SessionsFull(err error) bool { return sessionFull(err) }
-
 // whileFull calls open until it succeeds, fails for another reason than
-// sessionFull, or about 1.3 s of backoff have passed (or ctx ended).
+// SessionsFull, or about 1.3 s of backoff have passed (or ctx ended).
 func whileFull[T any](ctx context.Context, open func() (T, error)) (T, error) {
 	delay := 10 * time.Millisecond
 	for {
 		v, err := open()
-		if err == nil || !sessionFull(err) || delay > 640*time.Millisecond {
+		if err == nil || !SessionsFull(err) || delay > 640*time.Millisecond {
 			return v, err
 		}
 		t := time.NewTimer(delay)
